@@ -1,0 +1,305 @@
+"""The PettingZoo AEC environment shared by both variants (API.md "Environments").
+
+A thin layer over `mahjong_env.engine.game.Game`: agent names, spaces, masks, rewards, infos,
+reset options, records and rendering. Each variant module (`xinjiang_v0`, `changchun_v0`)
+binds a rule set to it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from mahjong_env import actions as A
+from mahjong_env.engine.game import Game
+from mahjong_env.engine.state import Phase
+from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_state
+from mahjong_env.rules.base import make_config
+from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
+from mahjong_env.view import render_text, table_view
+from mahjong_env.wall import first_dealer, shuffled_deal
+
+__all__ = ["MahjongEnv", "make_env_factory", "validate_deal"]
+
+AGENTS = tuple(f"player_{i}" for i in range(4))
+_SEAT = {name: i for i, name in enumerate(AGENTS)}
+_RESET_KEYS = {"dealer", "hands", "wall", "dice", "silver"}
+
+
+def validate_deal(hands: Any, wall: Any, dealer: int | None) -> tuple[list[list[int]], list[int], int]:
+    """Check a custom deal (reset options ``hands``/``wall``) and return it parsed."""
+    if not isinstance(hands, (list, tuple)) or len(hands) != 4 or not all(isinstance(h, str) for h in hands):
+        raise ValueError("options['hands'] must be four tile strings, one per seat, e.g. '123m456p...'")
+    if not isinstance(wall, str):
+        raise ValueError("options['wall'] must be one tile string in draw order (head first)")
+    parsed = [parse_tiles(h) for h in hands]
+    wall_tiles = parse_tiles(wall)
+    sizes = [len(h) for h in parsed]
+    fourteen = [s for s, n in enumerate(sizes) if n == 14]
+    if sorted(sizes) != [13, 13, 13, 14]:
+        raise ValueError(f"options['hands'] must hold 14 tiles for the dealer and 13 for each other seat, got {sizes}")
+    if dealer is not None and fourteen != [dealer]:
+        raise ValueError(f"options['dealer'] is {dealer} but the 14-tile hand is seat {fourteen[0]}'s")
+    counts = [0] * NUM_KINDS
+    for t in wall_tiles + [t for h in parsed for t in h]:
+        counts[t] += 1
+    if counts != [4] * NUM_KINDS:
+        missing = [t for t in range(NUM_KINDS) for _ in range(max(0, 4 - counts[t]))]
+        extra = [t for t in range(NUM_KINDS) for _ in range(max(0, counts[t] - 4))]
+        raise ValueError(
+            "options['hands'] and options['wall'] must hold exactly the 136 tiles (four of each kind): "
+            f"missing {format_tiles(missing) or 'nothing'}, extra {format_tiles(extra) or 'nothing'}"
+        )
+    return parsed, wall_tiles, fourteen[0]
+
+
+class MahjongEnv(AECEnv):
+    """Four-player mahjong as a PettingZoo AEC environment; see the variant modules' docs."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "mahjong", "is_parallelizable": False}
+    rules_class: ClassVar[type]
+    config_class: ClassVar[type]
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        num_hands: int = 1,
+        render_seat: int | None = None,
+        illegal_action: str = "raise",
+        **rule_overrides: Any,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if isinstance(num_hands, bool) or not isinstance(num_hands, int) or num_hands < 1:
+            raise ValueError(f"num_hands must be a positive int, got {num_hands!r}")
+        if render_seat is not None and render_seat not in (0, 1, 2, 3):
+            raise ValueError(f"render_seat must be None (full table) or a seat 0-3, got {render_seat!r}")
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        self.config = make_config(self.config_class, rule_overrides)
+        self.rules = self.rules_class(self.config)
+        self.render_mode = render_mode
+        self.render_seat = render_seat
+        self.num_hands = num_hands
+        self.illegal_action = illegal_action
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        self._action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(-np.inf, np.inf, (NUM_CHANNELS, NUM_KINDS), np.float32),
+                "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.action_spaces = {a: self._action_space for a in AGENTS}
+        self.observation_spaces = {a: self._observation_space for a in AGENTS}
+        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_SIZE,), np.float32)
+        self.game = Game(self.rules, num_hands)
+        self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
+        self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)
+        self._seed = 0
+        self._seed_seq: np.random.SeedSequence | None = None
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_space
+
+    # ------------------------------------------------------------------ reset
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        unknown = sorted(set(options) - _RESET_KEYS)
+        if unknown:
+            warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {sorted(_RESET_KEYS)}", stacklevel=2)
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        seed = int(seed)
+        dealer = options.get("dealer")
+        if dealer is not None and dealer not in (0, 1, 2, 3):
+            raise ValueError(f"options['dealer'] must be a seat 0-3, got {dealer!r}")
+        custom = None
+        if ("hands" in options) != ("wall" in options):
+            raise ValueError("options['hands'] and options['wall'] must be given together")
+        if "hands" in options:
+            custom = validate_deal(options["hands"], options["wall"], dealer)
+            dealer = custom[2]
+        dice = options.get("dice")
+        if dice is not None:
+            low, high = (1, 6) if self.config_dice() == 1 else (2, 12)
+            if not isinstance(dice, (list, tuple)) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and low <= d <= high for d in dice
+            ):
+                raise ValueError(f"options['dice'] must be a list of dice sums in {low}..{high}, got {dice!r}")
+        silver = options.get("silver")
+        default_silver = float(getattr(self.config, "starting_silver", 0.0))
+        if silver is None:
+            silver = [default_silver] * 4
+        elif not isinstance(silver, (list, tuple)) or len(silver) != 4 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in silver
+        ):
+            raise ValueError(f"options['silver'] must be four numbers, got {silver!r}")
+        # everything is valid: only now does the env change
+        self._seed = seed
+        self._action_space.seed(seed)
+        if dealer is None:
+            dealer = first_dealer(seed)
+        game = self.game
+        game.start_match(seed, dealer, list(silver))
+        if custom is not None:
+            hands, wall = custom[0], custom[1]
+        else:
+            hands, wall = shuffled_deal(seed, 0, dealer)
+        game.start_hand(hands, wall, list(dice) if dice is not None else None)
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0.0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0.0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self.infos = {a: {} for a in AGENTS}
+        self._refresh_infos()
+        self.agent_selection = AGENTS[game.actor]
+
+    def config_dice(self) -> int:
+        return int(getattr(self.config, "bao_dice", 2))
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        seat = _SEAT[agent]
+        action = int(action) if action is not None else -1
+        self.infos[agent].pop("result", None)
+        self._cumulative_rewards[agent] = 0.0
+        if action not in game.legal_actions():
+            if self.illegal_action == "raise":
+                names = ", ".join(A.action_name(a) for a in game.legal_actions())
+                shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
+                raise ValueError(f"illegal action {shown} for {agent}; legal actions: {names}")
+            game.penalize(seat)
+        else:
+            game.step(action)
+        rewards = game.rewards
+        self.rewards = {a: rewards[i] for i, a in enumerate(AGENTS)}
+        if game.result is not None and game.phase == Phase.OVER:
+            result = game.result
+            for a in AGENTS:
+                self.infos[a]["result"] = result
+            if game.over:
+                for a in AGENTS:
+                    self.terminations[a] = True
+            else:
+                hands, wall = shuffled_deal(self._seed, game.hand_index + 1, game.next_hand_dealer())
+                game.advance_hand(hands, wall)
+        self._refresh_infos()
+        self._accumulate_rewards()
+        self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
+        if self.render_mode == "human":
+            self.render()
+
+    def _first_live(self) -> str:
+        return self.agents[0] if self.agents else AGENTS[0]
+
+    def _refresh_infos(self) -> None:
+        game = self.game
+        if self.rules.name == "xinjiang":  # X7: silver and base
+            silver = list(game.silver)
+            for a in AGENTS:
+                info = self.infos[a]
+                info["silver"] = silver
+                info["base"] = game.base
+
+    # ------------------------------------------------------------------ observations
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        game = self.game
+        if not game.over or game.phase != Phase.OVER:
+            if _SEAT[agent] == game.actor and game.phase != Phase.OVER:
+                mask[game.legal_actions()] = 1
+        return mask
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = _SEAT[agent]
+        obs = self._encoder.encode(self.game, seat, self._buffer).copy()
+        return {"observation": obs, "action_mask": self.action_mask(agent)}
+
+    def legal_actions(self, agent: str) -> list[str]:
+        """Names of ``agent``'s legal actions (empty when it is not deciding)."""
+        game = self.game
+        if game.phase == Phase.OVER or _SEAT[agent] != game.actor:
+            return []
+        return [A.action_name(a) for a in game.legal_actions()]
+
+    def view(self, agent: str) -> dict[str, Any]:
+        """``agent``'s view of the table in readable form (API.md)."""
+        return table_view(self.game, _SEAT[agent], self.config.concealed_kong_visible)
+
+    def render_view(self, agent: str) -> str:
+        return render_text(self.view(agent), self.metadata["name"])
+
+    def state(self) -> np.ndarray:
+        """Privileged global state for centralised critics (never given to tournament agents)."""
+        return encode_state(self.game)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        if self.render_seat is None:
+            text = render_text(table_view(self.game, None, True), self.metadata["name"])
+        else:
+            text = self.render_view(AGENTS[self.render_seat])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        return None
+
+    # ------------------------------------------------------------------ records
+
+    def record(self) -> dict[str, Any]:
+        """JSON-serialisable record of the episode so far (API.md "Game records")."""
+        game = self.game
+        hands = []
+        for entry in game.hand_records:
+            item = dict(entry)
+            item["dice"] = list(entry["dice"])
+            item["actions"] = [list(a) for a in entry["actions"]]
+            hands.append(item)
+        return {
+            "variant": self.metadata["name"],
+            "config": self.config.to_dict(),
+            "num_hands": self.num_hands,
+            "seed": self._seed,
+            "hands": hands,
+        }
+
+
+def make_env_factory(raw_cls: type) -> Any:
+    """The ``env()`` factory: ``raw_env`` wrapped as API.md says."""
+
+    def env(**kwargs: Any) -> AECEnv:
+        wrapped: AECEnv = raw_cls(**kwargs)
+        wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+        wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+        return wrapped
+
+    return env

@@ -1,0 +1,614 @@
+"""The table mechanics every rule set shares (RULES.md R3–R12).
+
+`Game` owns one match: the deal, the turn cycle, the claim and robbing windows with the R6
+polling order, kongs and replacement draws, the 分张 draw round, the bao mechanics (C8, used
+only by rule sets that have a bao), hand end, dealer rotation and the payments ledger. It never
+asks which variant it plays: every variant question goes to its `rules` object
+(`mahjong_env.rules.base.RuleSet`). It knows nothing about agent names or observations.
+
+Pending engine work (a turn start, a bao roll, a replacement draw) sits in a small task queue;
+`_run` executes tasks until one needs a player's decision or the hand ends. Only players with
+a real choice are ever asked (R5, R6).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from mahjong_env import actions as A
+from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, Context, Meld, Phase, SeatState
+from mahjong_env.tiles import format_tiles, tile_name
+from mahjong_env.wall import Dice, Wall
+
+__all__ = ["Game", "Window"]
+
+_CHOW_OFFSETS = {A.CHOW_LOW: (1, 2), A.CHOW_MID: (-1, 1), A.CHOW_HIGH: (-2, -1)}
+_SPECIAL_BY_ACTION = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
+
+
+class Window:
+    """A claim window on a discard or a robbing window on a kong addition (R6, R7)."""
+
+    __slots__ = ("kind", "tile", "source", "queue", "best", "options", "win_offered")
+
+    def __init__(self, kind: str, tile: int, source: int) -> None:
+        self.kind = kind  # "discard" | "added_kong" | "special_add"
+        self.tile = tile
+        self.source = source
+        self.queue: list[tuple[int, int, int, list[int]]] = []  # (rank, distance, seat, options)
+        self.best: tuple[int, int, int, int] | None = None  # (rank, -distance, seat, action)
+        self.options: list[int] = []
+        self.win_offered = False
+
+
+class Game:
+    """One match of ``num_hands`` hands under a rule set."""
+
+    def __init__(self, rules: Any, num_hands: int = 1) -> None:
+        self.rules = rules
+        self.num_hands = num_hands
+        self.scores = [0.0] * 4
+        self.silver = [0.0] * 4
+        self.hand_index = 0
+        self.dealer = 0
+        self.seed = 0
+        self.over = True
+        self.rewards = [0.0] * 4
+        self.hand_records: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ match and hand start
+
+    def start_match(self, seed: int, dealer: int, silver: list[float]) -> None:
+        self.seed = seed
+        self.dealer = dealer
+        self.hand_index = 0
+        self.scores = [0.0] * 4
+        self.silver = [float(x) for x in silver]
+        self.hand_records = []
+        self.over = False
+
+    def start_hand(self, hands: list[list[int]], wall: list[int], dice: list[int] | None = None) -> None:
+        """Deal the given tiles (dealer's hand has 14) and run to the first decision."""
+        self.seats = [SeatState(h) for h in hands]
+        self.wall = Wall(wall)
+        self.dice = Dice(self.seed, self.hand_index, dice)
+        self.phase = Phase.TURN
+        self.actor = self.dealer
+        self.context = Context.DEAL
+        self.window: Window | None = None
+        self.tasks: deque[tuple] = deque()
+        self.history: list[list[int]] = []  # [seat, tile, claimed, ready] per discard, in order
+        self.last_discard: tuple[int, int] | None = None
+        self.ready_pending: int | None = None
+        self.bao: int | None = None  # the bao's tile kind while an indicator is set aside (C8)
+        self.bao_rolls = 0
+        self.bao_rolled = False
+        self.payments: list[dict[str, Any]] = []
+        self.kong_ledger: list[tuple[int, int, float]] = []
+        self.result: dict[str, Any] | None = None
+        self.base = self.rules.hand_base(self)
+        self.log: list[list[Any]] = []
+        self.hand_records.append(
+            {
+                "dealer": self.dealer,
+                "hands": [format_tiles(h) for h in hands],
+                "wall": format_tiles(wall),
+                "dice": self.dice.rolls,
+                "actions": self.log,
+                "result": None,
+            }
+        )
+        self._legal: list[int] | None = None
+        self.rewards = [0.0] * 4
+        self.seats[self.dealer].drawn = None
+        self._decide(Phase.TURN, self.dealer)
+
+    def next_hand_dealer(self) -> int:
+        """R11: a drawn hand or a dealer win keeps the dealer, any other win passes the deal."""
+        result = self.result
+        assert result is not None
+        winner = result["winner"]
+        if winner is None or winner == self.dealer:
+            return self.dealer
+        return (self.dealer + 1) % 4
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, phase: Phase, seat: int) -> bool:
+        self.phase = phase
+        self.actor = seat
+        self._legal = None
+        return True
+
+    def legal_actions(self) -> list[int]:
+        """Sorted legal action ids of the player to move (``self.actor``)."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return self._legal
+
+    def _compute_legal(self) -> list[int]:
+        phase = self.phase
+        if phase == Phase.TURN:
+            return self._turn_actions()
+        if phase in (Phase.CLAIM, Phase.ROB):
+            assert self.window is not None
+            return self.window.options
+        if phase == Phase.BAO_VIEW:
+            return [A.PASS, A.VIEW_BAO]
+        if phase == Phase.DUIBAO:
+            return [A.WIN, A.PASS]
+        if phase == Phase.FENZHANG:
+            if self.rules.forced_win(self, self.actor):
+                return [A.WIN]
+            return [A.WIN, A.PASS]
+        return []
+
+    def _turn_actions(self) -> list[int]:
+        rules, seat = self.rules, self.actor
+        st = self.seats[seat]
+        counts = st.counts
+        ctx = self.context
+        acts: list[int] = []
+        drew = ctx == Context.DRAW or ctx == Context.REPLACEMENT
+        if (drew or (ctx == Context.DEAL and rules.config.allow_tianhu)) and rules.self_win(self, seat):
+            if rules.forced_win(self, seat):
+                return [A.WIN]
+            acts.append(A.WIN)
+        locked = st.ready and rules.ready_locks(self, seat)
+        if locked and st.drawn is not None:
+            acts.append(A.DISCARD + st.drawn)
+        else:
+            acts.extend(A.DISCARD + t for t in range(34) if counts[t])
+        if not st.ready and rules.may_declare_ready(self, seat):
+            mask = rules.ready_discards(self, seat)
+            while mask:
+                low = mask & -mask
+                acts.append(A.READY + low.bit_length() - 1)
+                mask ^= low
+        if ctx != Context.CLAIM and rules.wall_allows_kong(self):
+            acts.extend(self._kong_actions(seat, st))
+        acts.extend(rules.special_actions(self, seat))
+        acts.sort()
+        return acts
+
+    def _kong_actions(self, seat: int, st: SeatState) -> list[int]:
+        rules, counts = self.rules, st.counts
+        only = st.drawn if st.ready else None
+        if st.ready and only is None:
+            return []
+        acts = []
+        for t in range(34) if only is None else (only,):
+            if counts[t] == 4 and rules.kong_allowed(self, seat, "concealed_kong", t):
+                acts.append(A.CONCEALED_KONG + t)
+        for meld in st.melds:
+            t = meld.tile
+            if meld.kind == "pong" and counts[t] and (only is None or only == t):
+                if rules.kong_allowed(self, seat, "added_kong", t):
+                    acts.append(A.ADDED_KONG + t)
+        return acts
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, action: int) -> list[float]:
+        """Apply the mover's action; returns each seat's points change for this step (R12)."""
+        legal = self.legal_actions()
+        if action not in legal:
+            names = ", ".join(A.action_name(a) for a in legal)
+            raise ValueError(
+                f"illegal action {A.action_name(action)!r} for player_{self.actor} in phase "
+                f"{PHASE_NAMES[self.phase]}; legal actions: {names}"
+            )
+        self.rewards = [0.0] * 4
+        seat = self.actor
+        self.log.append([seat, A.action_name(action)])
+        self._legal = None
+        phase = self.phase
+        if phase == Phase.TURN:
+            self._turn_step(seat, action)
+        elif phase == Phase.CLAIM or phase == Phase.ROB:
+            self._window_step(seat, action)
+        elif phase == Phase.BAO_VIEW:
+            if action == A.VIEW_BAO:
+                self._view_bao(seat)
+        elif phase == Phase.DUIBAO:
+            if action == A.WIN:
+                self._win(seat, "bao_match", self.bao, None)
+            else:
+                self.seats[seat].duibao_passed = True
+        elif phase == Phase.FENZHANG:
+            if action == A.WIN:
+                self._win(seat, "self_draw", self.seats[seat].drawn, None)
+        self._run()
+        return self.rewards
+
+    def penalize(self, seat: int) -> None:
+        """API.md ``illegal_action="penalize"``: the offender pays 1 point to each other seat."""
+        self.rewards = [0.0] * 4
+        for other in range(4):
+            if other != seat:
+                self._pay(seat, other, 1.0, "illegal")
+        self._end_hand("illegal", None, None, None, [], 0, None)
+        self.over = True
+
+    def _turn_step(self, seat: int, action: int) -> None:
+        st = self.seats[seat]
+        if action == A.WIN:
+            method = self.rules.self_win(self, seat)
+            self._win(seat, method, st.drawn, None)
+        elif action < A.CONCEALED_KONG:
+            self._discard(seat, action % 34, ready=action >= A.READY)
+        elif action < A.ADDED_KONG:
+            tile = action - A.CONCEALED_KONG
+            st.counts[tile] -= 4
+            self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
+        elif action < A.SPECIAL_ADD:
+            tile = action - A.ADDED_KONG
+            self._open_rob_window(seat, "added_kong", tile)
+        elif action < A.CHOW_LOW:
+            tile = action - A.SPECIAL_ADD
+            if st.first_turn:
+                self._special_add_stands(seat, tile)
+            else:
+                self._open_rob_window(seat, "special_add", tile)
+        else:
+            self._declare_special(seat, _SPECIAL_BY_ACTION[action])
+
+    def _discard(self, seat: int, tile: int, ready: bool) -> None:
+        st = self.seats[seat]
+        st.counts[tile] -= 1
+        st.river.append(tile)
+        st.drawn = None
+        st.first_turn = False
+        self.history.append([seat, tile, 0, int(ready)])
+        self.last_discard = (seat, tile)
+        if ready:
+            st.ready = True
+            st.ready_waits = self.rules.winning_mask(self, seat, st.counts)
+            self.ready_pending = seat
+        self._open_claim_window(seat, tile)
+
+    # ------------------------------------------------------------------ claim windows (R6)
+
+    def _open_claim_window(self, source: int, tile: int) -> None:
+        rules = self.rules
+        window = Window("discard", tile, source)
+        for distance in (1, 2, 3):
+            seat = (source + distance) % 4
+            options = rules.claim_options(self, seat, tile, source, distance)
+            if options:
+                rank = max(rules.claim_rank(a) for a in options)
+                window.queue.append((rank, distance, seat, options))
+        self._start_window(window)
+
+    def _open_rob_window(self, seat: int, kind: str, tile: int) -> None:
+        rules = self.rules
+        window = Window(kind, tile, seat)
+        for distance in (1, 2, 3):
+            robber = (seat + distance) % 4
+            options = rules.rob_options(self, robber, tile, seat, kind)
+            if options:
+                rank = max(rules.claim_rank(a) for a in options)
+                window.queue.append((rank, distance, robber, options))
+        self.seats[seat].drawn = None
+        self._start_window(window)
+
+    def _start_window(self, window: Window) -> None:
+        window.queue.sort(key=lambda c: (-c[0], c[1]))
+        self.window = window
+        self._poll_window()
+
+    def _poll_window(self) -> None:
+        """Ask the next player whose best claim could still beat the best claim made so far."""
+        window = self.window
+        assert window is not None
+        while window.queue:
+            rank, distance, seat, options = window.queue[0]
+            if window.best is not None and (rank, -distance) <= window.best[:2]:
+                break
+            window.queue.pop(0)
+            window.options = sorted(options + [A.PASS])
+            window.win_offered = A.WIN in options
+            self._decide(Phase.ROB if window.kind != "discard" else Phase.CLAIM, seat)
+            return
+        window.queue.clear()
+        self.tasks.appendleft(("close_window",))
+
+    def _window_step(self, seat: int, action: int) -> None:
+        window = self.window
+        assert window is not None
+        if window.win_offered and action != A.WIN:
+            self.seats[seat].passed_wins |= 1 << window.tile  # R8 过手胡
+        if action != A.PASS:
+            distance = (seat - window.source) % 4
+            candidate = (self.rules.claim_rank(action), -distance, seat, action)
+            if window.best is None or candidate[:2] > window.best[:2]:
+                window.best = candidate
+        self._poll_window()
+
+    def _close_window(self) -> None:
+        window = self.window
+        assert window is not None
+        self.window = None
+        best = window.best
+        tile, source = window.tile, window.source
+        if best is not None and best[3] == A.WIN:
+            method = "discard" if window.kind == "discard" else "rob_kong"
+            self._win(best[2], method, tile, source)
+            return
+        follow: list[tuple] = []
+        if window.kind == "discard":
+            if best is None:
+                follow.append(("turn_start", (source + 1) % 4))
+            else:
+                self.history[-1][2] = 1
+                self.seats[source].river.pop()
+                follow.append(self._take_discard(best[2], best[3], tile, source))
+        elif best is None:
+            if window.kind == "added_kong":
+                self._added_kong_stands(source, tile)
+            else:
+                self._special_add_stands(source, tile)
+            return
+        else:  # 抢叉: the addition is robbed by a pong, as if the tile were discarded (C6)
+            self.seats[source].counts[tile] -= 1
+            self.history.append([source, tile, 1, 0])
+            self.last_discard = (source, tile)
+            follow.append(self._take_discard(best[2], best[3], tile, source))
+        self._after_window(follow)
+
+    def _take_discard(self, seat: int, action: int, tile: int, source: int) -> tuple:
+        st = self.seats[seat]
+        counts = st.counts
+        if action == A.PONG:
+            counts[tile] -= 2
+            st.melds.append(Meld("pong", [tile] * 3, tile, source))
+            return ("turn", seat, Context.CLAIM)
+        if action == A.KONG:
+            counts[tile] -= 3
+            return ("exposed_kong", seat, tile, source)
+        low, high = _CHOW_OFFSETS[action]
+        counts[tile + low] -= 1
+        counts[tile + high] -= 1
+        tiles = sorted((tile, tile + low, tile + high))
+        st.melds.append(Meld("chow", tiles, tiles[0], source))
+        return ("turn", seat, Context.CLAIM)
+
+    def _after_window(self, follow: list[tuple]) -> None:
+        """Bao roll and 换宝 (C8) when a window closes, the declarer's view, then play on."""
+        pre: list[tuple] = []
+        if self.rules.uses_bao:
+            pre.append(("bao_checks", self.ready_pending))
+            if self.ready_pending is not None:
+                pre.append(("view", self.ready_pending))
+        self.ready_pending = None
+        self.tasks.extendleft(reversed(pre + follow))
+
+    # ------------------------------------------------------------------ kongs (R7)
+
+    def _kong_stands(self, seat: int, meld: Meld, source: int | None) -> None:
+        st = self.seats[seat]
+        st.melds.append(meld)
+        st.drawn = None
+        st.kongs_made += 1
+        self._pay_kong(seat, meld.kind, meld.tile, source)
+        self.rules.after_kong(self, seat)
+        self.tasks.appendleft(("replacement", seat))
+
+    def _added_kong_stands(self, seat: int, tile: int) -> None:
+        st = self.seats[seat]
+        st.counts[tile] -= 1
+        for i, meld in enumerate(st.melds):
+            if meld.kind == "pong" and meld.tile == tile:
+                del st.melds[i]
+                self._kong_stands(seat, Meld("added_kong", [tile] * 4, tile, meld.source), None)
+                return
+        raise AssertionError("added kong without its pong")
+
+    def _declare_special(self, seat: int, kind: str) -> None:
+        st = self.seats[seat]
+        tiles = self.rules.special_group_tiles(kind)
+        for t in tiles:
+            st.counts[t] -= 1
+        meld = Meld(kind, list(tiles), tiles[0], None)
+        st.melds.append(meld)
+        st.specials[kind] = meld
+        self._pay_kong(seat, kind, tiles[0], None)
+        if len(tiles) == 4:
+            st.drawn = None
+            self.tasks.appendleft(("replacement", seat))
+        elif st.drawn is not None and not st.counts[st.drawn]:
+            st.drawn = None
+
+    def _special_add_stands(self, seat: int, tile: int) -> None:
+        st = self.seats[seat]
+        st.counts[tile] -= 1
+        st.drawn = None
+        meld = next(m for m in st.specials.values() if tile in self.rules.special_group_tiles(m.kind))
+        meld.tiles.append(tile)
+        self._pay_kong(seat, "special_add", tile, None)
+        self.rules.after_kong(self, seat)
+        self.tasks.appendleft(("replacement", seat))
+
+    def _pay_kong(self, seat: int, kind: str, tile: int, source: int | None) -> None:
+        for payer, points in self.rules.kong_payments(self, seat, kind, tile, source):
+            self._pay(payer, seat, points, "kong")
+            self.kong_ledger.append((payer, seat, points))
+
+    # ------------------------------------------------------------------ task queue
+
+    def _run(self) -> None:
+        tasks = self.tasks
+        while tasks and self.phase != Phase.OVER:
+            task = tasks.popleft()
+            if getattr(self, "_task_" + task[0])(*task[1:]):
+                return
+        if self.phase == Phase.OVER:
+            tasks.clear()
+
+    def _task_close_window(self) -> bool:
+        self._close_window()
+        return False
+
+    def _task_turn(self, seat: int, context: Context) -> bool:
+        self.context = context
+        return self._decide(Phase.TURN, seat)
+
+    def _task_exposed_kong(self, seat: int, tile: int, source: int) -> bool:
+        self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
+        return False
+
+    def _task_replacement(self, seat: int) -> bool:
+        st = self.seats[seat]
+        tile = self.wall.draw_tail()
+        self._receive(st, tile)
+        self.context = Context.REPLACEMENT
+        return self._decide(Phase.TURN, seat)
+
+    def _task_turn_start(self, seat: int) -> bool:
+        verdict = self.rules.before_draw(self, seat)
+        if verdict == "exhausted":
+            self._drawn_hand()
+            return True
+        if verdict == "fenzhang":
+            self.tasks.appendleft(("fenzhang", seat, 4))
+            return False
+        self.tasks.appendleft(("draw", seat))
+        return self._task_view(seat)
+
+    def _task_draw(self, seat: int) -> bool:
+        st = self.seats[seat]
+        self._receive(st, self.wall.draw_head())
+        self.context = Context.DRAW
+        return self._decide(Phase.TURN, seat)
+
+    def _receive(self, st: SeatState, tile: int) -> None:
+        st.counts[tile] += 1
+        st.drawn = tile
+        st.passed_wins = 0  # R8: 过手胡 lasts until the next draw of any kind
+
+    def _task_fenzhang(self, seat: int, left: int) -> bool:
+        """X4 分张: each player in turn draws one of the last tiles; only a possible winner is asked."""
+        if left == 0:
+            self._drawn_hand()
+            return True
+        st = self.seats[seat]
+        self._receive(st, self.wall.draw_head())
+        self.tasks.appendleft(("fenzhang", (seat + 1) % 4, left - 1))
+        if self.rules.fenzhang_win(self, seat):
+            return self._decide(Phase.FENZHANG, seat)
+        return False
+
+    # ------------------------------------------------------------------ bao (C8)
+
+    def _task_view(self, seat: int) -> bool:
+        st = self.seats[seat]
+        if self.bao is not None and st.ready and not st.bao_seen and not st.xianggong:
+            return self._decide(Phase.BAO_VIEW, seat)
+        return False
+
+    def _view_bao(self, seat: int) -> None:
+        st = self.seats[seat]
+        st.bao_seen = True
+        if not st.duibao_passed and self.rules.duibao_possible(self, seat):
+            self.tasks.appendleft(("duibao", seat))
+
+    def _task_duibao(self, seat: int) -> bool:
+        return self._decide(Phase.DUIBAO, seat)
+
+    def _task_bao_checks(self, declarer: int | None) -> bool:
+        rules = self.rules
+        if declarer is not None and not self.bao_rolled:  # the first ready declaration stands
+            self.bao_rolled = True
+            self._roll_bao()
+        while self.bao is not None and rules.bao_exhausted(self, self.bao):  # 换宝
+            self.wall.put_back()
+            self.bao = None
+            for st in self.seats:
+                st.bao_seen = False
+                st.duibao_passed = False
+            self._roll_bao()
+        return False
+
+    def _roll_bao(self) -> None:
+        rules = self.rules
+        while self.bao_rolls < rules.config.max_bao_rolls:
+            self.bao_rolls += 1
+            s = self.dice.roll(rules.config.bao_dice)
+            index = self.wall.upper_of_stack(s)
+            self.bao = self.wall.set_aside(index)
+            if not rules.bao_exhausted(self, self.bao):
+                return
+            self.wall.put_back()
+        self.bao = None
+
+    # ------------------------------------------------------------------ hand end and ledger
+
+    def _pay(self, payer: int, payee: int, points: float, reason: str) -> None:
+        if points == 0:
+            return
+        self.payments.append({"from": payer, "to": payee, "points": points, "reason": reason})
+        self.rewards[payer] -= points
+        self.rewards[payee] += points
+        self.scores[payer] -= points
+        self.scores[payee] += points
+        money = points * self.base
+        self.silver[payer] -= money
+        self.silver[payee] += money
+
+    def _win(self, seat: int, method: str, tile: int | None, payer: int | None) -> None:
+        fans, total_fan, owed, payer_fans = self.rules.settle(self, seat, method, tile, payer)
+        for frm, points, reason in owed:
+            self._pay(frm, seat, points, reason)
+        self._end_hand("win", seat, method, tile, fans, total_fan, payer_fans)
+
+    def _drawn_hand(self) -> None:
+        for payer, payee, points in self.rules.drawn_hand_refunds(self):
+            self._pay(payee, payer, points, "kong_refund")
+        self._end_hand("draw", None, None, None, [], 0, None)
+
+    def _end_hand(
+        self,
+        outcome: str,
+        winner: int | None,
+        method: str | None,
+        tile: int | None,
+        fans: list[list[Any]],
+        total_fan: int,
+        payer_fans: list[int | None] | None,
+    ) -> None:
+        deltas = [0.0] * 4
+        kong_deltas = [0.0] * 4
+        for p in self.payments:
+            target = kong_deltas if p["reason"] in ("kong", "kong_refund") else deltas
+            target[p["from"]] -= p["points"]
+            target[p["to"]] += p["points"]
+        self.phase = Phase.OVER
+        self.window = None
+        result: dict[str, Any] = {
+            "outcome": outcome,
+            "winner": winner,
+            "method": method,
+            "tile": tile_name(tile) if tile is not None else None,
+            "fans": fans,
+            "total_fan": total_fan,
+            "deltas": deltas,
+            "kong_deltas": kong_deltas,
+            "payments": list(self.payments),
+            "dealer": self.dealer,
+        }
+        if payer_fans is not None:
+            result["payer_fans"] = payer_fans
+        self.result = result
+        result["next_dealer"] = self.next_hand_dealer()
+        self.rules.finish_result(self, result)
+        self.hand_records[-1]["result"] = result
+        if outcome == "illegal" or self.hand_index + 1 >= self.num_hands:
+            self.over = True
+
+    def advance_hand(self, hands: list[list[int]], wall: list[int]) -> None:
+        """Start the next hand of the match with the R11 dealer."""
+        assert self.result is not None
+        self.dealer = self.result["next_dealer"]
+        self.hand_index += 1
+        self.start_hand(hands, wall)

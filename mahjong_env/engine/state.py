@@ -1,0 +1,128 @@
+"""Table state shared by every rule set: phases, melds, per-seat state (RULES.md R5–R8).
+
+Hands are 34-length count lists (fast scalar updates); melds keep their tiles for display,
+scoring and the C5 special groups.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["Phase", "Context", "Meld", "SeatState", "MELD_KINDS", "SPECIAL_KINDS"]
+
+
+class Phase(IntEnum):
+    """What kind of decision the table waits for (``view()["phase"]``)."""
+
+    TURN = 0
+    CLAIM = 1
+    ROB = 2
+    BAO_VIEW = 3
+    DUIBAO = 4
+    FENZHANG = 5
+    OVER = 6
+
+
+PHASE_NAMES = ("turn", "claim", "rob", "bao_view", "duibao", "fenzhang", "over")
+
+
+class Context(IntEnum):
+    """How the player to move got its 3n+2-th tile (R5)."""
+
+    DEAL = 0  # the dealer's dealt 14 tiles
+    DRAW = 1  # ordinary draw from the head
+    REPLACEMENT = 2  # replacement draw after one's own kong (杠后补牌)
+    CLAIM = 3  # a chow or pong: discard or ready only
+
+
+MELD_KINDS = (
+    "chow",
+    "pong",
+    "kong",
+    "added_kong",
+    "concealed_kong",
+    "special_winds",
+    "special_dragons",
+    "special_ones",
+    "special_nines",
+)
+SPECIAL_KINDS = MELD_KINDS[5:]
+
+
+class Meld:
+    """One exposed or concealed meld. ``tile`` is the lowest tile (chow) or the kind."""
+
+    __slots__ = ("kind", "tiles", "tile", "source")
+
+    def __init__(self, kind: str, tiles: list[int], tile: int, source: int | None) -> None:
+        self.kind = kind
+        self.tiles = tiles
+        self.tile = tile
+        self.source = source
+
+    @property
+    def is_kong(self) -> bool:
+        return self.kind in ("kong", "added_kong", "concealed_kong")
+
+    @property
+    def is_special(self) -> bool:
+        return self.kind.startswith("special_")
+
+    @property
+    def is_triplet_like(self) -> bool:
+        """Counts as a triplet for 碰碰胡/飘胡/一叉 (pongs, kongs, C5 groups)."""
+        return self.kind != "chow"
+
+    def __repr__(self) -> str:
+        return f"Meld({self.kind}, {self.tiles}, from={self.source})"
+
+
+class SeatState:
+    """Everything about one seat in the current hand."""
+
+    __slots__ = (
+        "counts",
+        "dealt",
+        "melds",
+        "river",
+        "drawn",
+        "ready",
+        "ready_waits",
+        "xianggong",
+        "passed_wins",
+        "bao_seen",
+        "duibao_passed",
+        "first_turn",
+        "specials",
+        "kongs_made",
+    )
+
+    def __init__(self, tiles: list[int]) -> None:
+        counts = [0] * 34
+        for t in tiles:
+            counts[t] += 1
+        self.counts = counts
+        self.dealt = list(counts)
+        self.melds: list[Meld] = []
+        self.river: list[int] = []
+        self.drawn: int | None = None
+        self.ready = False
+        self.ready_waits = 0
+        self.xianggong = False
+        self.passed_wins = 0  # R8 过手胡: bitmask of kinds this seat may not win on by a claim
+        self.bao_seen = False
+        self.duibao_passed = False
+        self.first_turn = True  # C5: before its first discard
+        self.specials: dict[str, Meld] = {}
+        self.kongs_made = 0
+
+    @property
+    def concealed(self) -> int:
+        return sum(self.counts)
+
+    def meld_counts(self) -> list[int]:
+        out = [0] * 34
+        for meld in self.melds:
+            for t in meld.tiles:
+                out[t] += 1
+        return out

@@ -1,0 +1,311 @@
+"""Xinjiang Balang mahjong 巴郎新疆麻将 (RULES.md X1–X10).
+
+No chow; self-draw only after declaring ready (报听自摸), kong bloom (杠上开花) and robbing an
+added kong; the last four tiles are 分张 draws; a ready player whose kong breaks its wait
+becomes 相公 and pays for everyone; fans from an open table (`register_pattern`), 2^(fan−1)
+points; kongs pay at once (刮风下雨) and are refunded on a drawn hand; silver and base (X7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from mahjong_env import actions as A
+from mahjong_env import hand
+from mahjong_env.engine.state import Context, SeatState
+from mahjong_env.rules.base import RuleConfig, RuleSet
+from mahjong_env.tiles import suit_of
+
+__all__ = ["XinjiangConfig", "XinjiangRules", "register_pattern", "PATTERNS", "WinningHand"]
+
+
+@dataclasses.dataclass(frozen=True)
+class WinningHand:
+    """What a pattern predicate sees: the final hand of the winner."""
+
+    counts: tuple[int, ...]
+    """Concealed tiles after the win (34 counts)."""
+    melds: tuple[tuple[str, tuple[int, ...]], ...]
+    """Every meld as (kind, tiles)."""
+    tile: int | None
+    """The winning tile kind."""
+    method: str
+    decompositions: tuple[hand.Decomposition, ...]
+
+
+PATTERNS: dict[str, Callable[[WinningHand], bool]] = {}
+
+
+def register_pattern(name: str, predicate: Callable[[WinningHand], bool]) -> None:
+    """X6: add a named fan pattern (a predicate over the winning hand).
+
+    List it with its fan in ``XinjiangConfig.extra_patterns`` to use it, e.g. a table's own
+    巴郎, 天山 or 大漠 hands: ``register_pattern("tianshan", fn)`` then
+    ``xinjiang_v0.env(extra_patterns=(("tianshan", 2),))``.
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError("pattern name must be a non-empty string")
+    if not callable(predicate):
+        raise ValueError(f"pattern {name!r}: predicate must be callable")
+    PATTERNS[name] = predicate
+
+
+@dataclasses.dataclass(frozen=True)
+class XinjiangConfig(RuleConfig):
+    """Rule fields of Xinjiang Balang mahjong; defaults are RULES.md's."""
+
+    allow_discard_win: bool = False
+    """X9: a ready player may win on another's discard (点炮, platform variant)."""
+    rob_requires_ready: bool = True
+    """X3 Decision: only a player who declared ready may rob an added kong."""
+    fenzhang_can_win: bool = True
+    """X4 Decision: a 分张 draw that completes the hand may win as a self-draw."""
+    allow_seven_pairs: bool = True
+    """X3: seven pairs (七对) and luxury seven pairs (豪华七对) are winning forms."""
+    shape_fans: tuple[tuple[str, int], ...] = (
+        ("pinghu", 1),
+        ("pengpenghu", 2),
+        ("qidui", 3),
+        ("haohua_qidui", 4),
+    )
+    """X6 Decision: the fan of each hand shape (Sichuan-family table shifted so 平胡 = 1)."""
+    qingyise_fan: int = 2
+    """X6: added for 清一色 (one suit, no honors)."""
+    gangshang_fan: int = 1
+    """X6: added for 杠上开花."""
+    kong_fan: int = 1
+    """X6: added for every kong the winner made."""
+    fan_cap: int = 6
+    """X6: the fan cap (6 fan = 32 points)."""
+    extra_patterns: tuple[tuple[str, int], ...] = ()
+    """X6: registered patterns (`register_pattern`) and their fans, added when they hold."""
+    self_draw_each_pays_full: bool = True
+    """X7 Decision: on a self-draw each loser pays the full points ("平均分摊" as one full share
+    each); False splits the points three ways."""
+    xianggong_pays_all: bool = True
+    """X5: 相公包牌, a 相公 loser pays what all losers would have paid."""
+    starting_silver: float = 3500.0
+    """X7: each player's silver at the start of a match."""
+    silver_divisor: int = 35
+    """X7: base = lowest silver at the start of the hand // divisor (minimum 1)."""
+
+    def validate(self) -> None:
+        names = {name for name, _ in self.shape_fans}
+        if names != {"pinghu", "pengpenghu", "qidui", "haohua_qidui"}:
+            raise ValueError(
+                "XinjiangConfig.shape_fans must give a fan for exactly pinghu, pengpenghu, qidui "
+                f"and haohua_qidui, got {sorted(names)}"
+            )
+        for name, _ in self.extra_patterns:
+            if name not in PATTERNS:
+                raise ValueError(
+                    f"XinjiangConfig.extra_patterns names {name!r}, which is not registered: "
+                    "call mahjong_env.rules.xinjiang.register_pattern(name, fn) first"
+                )
+        if self.fan_cap < 1 or self.silver_divisor < 1 or self.starting_silver < 0:
+            raise ValueError("XinjiangConfig: fan_cap and silver_divisor must be >= 1, starting_silver >= 0")
+
+
+class XinjiangRules(RuleSet):
+    name = "xinjiang"
+    priority = {A.WIN: 3, A.PONG: 2, A.KONG: 2}  # X2
+
+    config: XinjiangConfig
+
+    # --- ready and waits (R8, X3)
+
+    def winning_mask(self, game: Any, seat: int, counts: list[int]) -> int:
+        st = game.seats[seat]
+        return self.standard_waits(st, counts, self.config.allow_seven_pairs)
+
+    def ready_discards(self, game: Any, seat: int) -> int:
+        st = game.seats[seat]
+        counts = st.counts
+        candidates = hand.ready_discards(counts)
+        closed = not st.melds and self.config.allow_seven_pairs
+        if closed and sum(c >> 1 for c in counts) >= 6:
+            for t in range(34):
+                if counts[t] and not candidates >> t & 1:
+                    counts[t] -= 1
+                    if hand.seven_pairs_waits(counts):
+                        candidates |= 1 << t
+                    counts[t] += 1
+        if st.melds and candidates:
+            for t in range(34):
+                if candidates >> t & 1:
+                    counts[t] -= 1
+                    if not self.winning_mask(game, seat, counts):
+                        candidates ^= 1 << t
+                    counts[t] += 1
+        return candidates
+
+    def _complete(self, st: SeatState, counts: list[int]) -> bool:
+        if hand.is_complete(counts):
+            return True
+        return self.config.allow_seven_pairs and not st.melds and hand.is_seven_pairs(counts)
+
+    # --- wins (X3, X4, X5)
+
+    def self_win(self, game: Any, seat: int) -> str | None:
+        st = game.seats[seat]
+        if st.xianggong or not self._complete(st, st.counts):
+            return None
+        if game.context == Context.REPLACEMENT:
+            return "kong_bloom"
+        return "self_draw" if st.ready else None
+
+    def forced_win(self, game: Any, seat: int) -> bool:
+        """X5: a ready luxury-seven-pairs hand drawing its fourth copy must win with it."""
+        st = game.seats[seat]
+        drawn = st.drawn
+        return (
+            st.ready
+            and drawn is not None
+            and st.counts[drawn] == 4
+            and not st.melds
+            and self.config.allow_seven_pairs
+            and hand.is_seven_pairs(st.counts)
+        )
+
+    def fenzhang_win(self, game: Any, seat: int) -> bool:
+        st = game.seats[seat]
+        return (
+            self.config.fenzhang_can_win
+            and st.ready
+            and not st.xianggong
+            and self._complete(st, st.counts)
+        )
+
+    def _can_win_on(self, st: SeatState, tile: int, need_ready: bool = True) -> bool:
+        if (need_ready and not st.ready) or st.xianggong:
+            return False
+        if self.config.passed_win_lock and self.passed(st, tile):
+            return False
+        st.counts[tile] += 1
+        ok = self._complete(st, st.counts)
+        st.counts[tile] -= 1
+        return ok
+
+    def claim_options(self, game: Any, seat: int, tile: int, source: int, distance: int) -> list[int]:
+        st = game.seats[seat]
+        n = st.counts[tile]
+        options = []
+        if self.config.allow_discard_win and self._can_win_on(st, tile):  # X9
+            options.append(A.WIN)
+        if n >= 2 and not st.ready:
+            options.append(A.PONG)
+        if n == 3 and self.wall_allows_kong(game):
+            options.append(A.KONG)
+        return options
+
+    def rob_options(self, game: Any, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+        if kind != "added_kong":  # X3 Decision: only added kongs can be robbed
+            return []
+        st = game.seats[seat]
+        return [A.WIN] if self._can_win_on(st, tile, self.config.rob_requires_ready) else []
+
+    # --- kongs (X4, X5, X8)
+
+    def wall_allows_kong(self, game: Any) -> bool:
+        return game.wall.remaining > 4  # X4: a replacement never takes a 分张 tile
+
+    def kong_allowed(self, game: Any, seat: int, kind: str, tile: int) -> bool:
+        return True
+
+    def after_kong(self, game: Any, seat: int) -> None:
+        """X5: a ready player whose kong leaves the hand not ready becomes 相公."""
+        st = game.seats[seat]
+        if st.ready and not self.winning_mask(game, seat, st.counts):
+            st.ready = False
+            st.ready_waits = 0
+            st.xianggong = True
+
+    def may_declare_ready(self, game: Any, seat: int) -> bool:
+        return not game.seats[seat].xianggong
+
+    def kong_payments(self, game: Any, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
+        if kind == "kong":  # 下雨: the discarder pays
+            assert source is not None
+            return [(source, 1.0)]
+        return [((seat + d) % 4, 1.0) for d in (1, 2, 3)]  # 刮风
+
+    def drawn_hand_refunds(self, game: Any) -> list[tuple[int, int, float]]:
+        return list(game.kong_ledger)  # X8: every kong payment of the hand is returned
+
+    def before_draw(self, game: Any, seat: int) -> str | None:
+        return "fenzhang" if game.wall.remaining <= 4 else None
+
+    # --- scoring (X6, X7, X9)
+
+    def hand_base(self, game: Any) -> float:
+        return float(max(1, int(min(game.silver) // self.config.silver_divisor)))
+
+    def fans(self, st: SeatState, counts: list[int], tile: int | None, method: str) -> tuple[list[list[Any]], int]:
+        """The fan list and the pattern fan (shape + 清一色 + registered patterns)."""
+        cfg = self.config
+        table = dict(cfg.shape_fans)
+        readings = hand.decompositions(counts)
+        shape, shape_fan = None, -1
+        if readings:
+            open_chow = any(m.kind == "chow" for m in st.melds)
+            all_triplets = not open_chow and any(not d.sequences for d in readings)
+            shape = "pengpenghu" if all_triplets and table["pengpenghu"] > table["pinghu"] else "pinghu"
+            shape_fan = table[shape]
+        if cfg.allow_seven_pairs and not st.melds and hand.is_seven_pairs(counts):
+            name = "haohua_qidui" if hand.seven_pairs_luxury(counts) else "qidui"
+            if table[name] > shape_fan:
+                shape, shape_fan = name, table[name]
+        assert shape is not None
+        fans: list[list[Any]] = [[shape, shape_fan]]
+        whole = self.all_tiles(st, counts)
+        suits = {suit_of(t) for t in range(34) if whole[t]}
+        if len(suits) == 1 and 3 not in suits:
+            fans.append(["qingyise", cfg.qingyise_fan])
+        if cfg.extra_patterns:
+            view = WinningHand(
+                tuple(counts),
+                tuple((m.kind, tuple(m.tiles)) for m in st.melds),
+                tile,
+                method,
+                tuple(readings),
+            )
+            for name, fan in cfg.extra_patterns:
+                if PATTERNS[name](view):
+                    fans.append([name, fan])
+        pattern_fan = sum(f for _, f in fans)
+        if method == "kong_bloom":
+            fans.append(["gangshang_kaihua", cfg.gangshang_fan])
+        if st.kongs_made:
+            fans.append(["gang", cfg.kong_fan * st.kongs_made])
+        return fans, pattern_fan
+
+    def settle(
+        self, game: Any, winner: int, method: str, tile: int | None, payer: int | None
+    ) -> tuple[list[list[Any]], int, list[tuple[int, float, str]], None]:
+        cfg = self.config
+        st = game.seats[winner]
+        counts = list(st.counts)
+        if method in ("discard", "rob_kong"):
+            assert tile is not None
+            counts[tile] += 1
+        fans, pattern_fan = self.fans(st, counts, tile, method)
+        total = min(sum(f for _, f in fans), cfg.fan_cap)
+        points = float(2 ** (total - 1))
+        losers = [(winner + d) % 4 for d in (1, 2, 3)]
+        if method == "rob_kong":  # X7: the robbed konger pays for all three
+            owed = [(payer, 3 * points, "rob_kong")]
+        elif method == "discard":  # X9: 包三 for a big hand
+            owed = [(payer, (3 if pattern_fan >= 3 else 1) * points, "discard")]
+        else:
+            share = points if cfg.self_draw_each_pays_full else points / 3
+            owed = [(p, share, method) for p in losers]
+        xianggong = [p for p in losers if game.seats[p].xianggong]
+        if xianggong and cfg.xianggong_pays_all:  # X5 相公包牌
+            total_owed = sum(amount for _, amount, _ in owed)
+            owed = [(p, total_owed / len(xianggong), "xianggong") for p in xianggong]
+        return fans, total, owed, None  # type: ignore[return-value]
+
+    def finish_result(self, game: Any, result: dict[str, Any]) -> None:
+        result["base"] = game.base
+        result["silver"] = list(game.silver)
