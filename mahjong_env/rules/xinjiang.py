@@ -305,7 +305,3 @@ class XinjiangRules(RuleSet):
             total_owed = sum(amount for _, amount, _ in owed)
             owed = [(p, total_owed / len(xianggong), "xianggong") for p in xianggong]
         return fans, total, owed, None  # type: ignore[return-value]
-
-    def finish_result(self, game: Any, result: dict[str, Any]) -> None:
-        result["base"] = game.base
-        result["silver"] = list(game.silver)

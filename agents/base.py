@@ -1,0 +1,40 @@
+"""The agent protocol every baseline, user agent and tournament entrant follows.
+
+An agent sees what one player may see (RULES.md R13): its observation dict
+(``{"observation", "action_mask"}``) and an ``info`` dict that carries its readable view of the
+table under ``"view"`` (API.md ``view(agent)``) and the variant name under ``"variant"``.
+Never the env object, never ``state()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Agent", "agent_info"]
+
+
+class Agent:
+    """Base class: subclasses implement `act`; `reset` is called at the start of every hand."""
+
+    name: str = "agent"
+
+    def act(self, observation: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
+        raise NotImplementedError
+
+    def act_batch(
+        self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None = None
+    ) -> list[int]:
+        """Actions for several decisions at once (override where batching pays off)."""
+        infos = infos if infos is not None else [None] * len(observations)
+        return [self.act(o, i) for o, i in zip(observations, infos)]
+
+    def reset(self) -> None:
+        return None
+
+
+def agent_info(env: Any, agent: str) -> dict[str, Any]:
+    """The ``info`` an agent receives: its own view of the table and the variant name."""
+    raw = env.unwrapped
+    return {"view": raw.view(agent), "variant": raw.metadata["name"].removesuffix("_v0")}

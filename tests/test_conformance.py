@@ -1,0 +1,63 @@
+"""PettingZoo and Gymnasium conformance of every environment (API.md)."""
+
+from __future__ import annotations
+
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import mahjong_env
+from mahjong_env import changchun_v0, xinjiang_v0
+
+VARIANTS = [xinjiang_v0, changchun_v0]
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_api_test(module):
+    env = module.env()
+    api_test(env, num_cycles=400, verbose_progress=False)
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_seed_test(module):
+    seed_test(module.env, num_cycles=400)
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_render_test(module):
+    render_test(module.env)
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_metadata_and_spaces(module):
+    env = module.env()
+    raw = env.unwrapped
+    assert raw.metadata["name"] == module.__name__.rsplit(".", 1)[-1]
+    assert {"ansi", "human"} <= set(raw.metadata["render_modes"])
+    assert raw.metadata["is_parallelizable"] is False
+    env.reset(seed=3)
+    for agent in env.possible_agents:
+        assert env.action_space(agent) is env.action_space(agent)
+        assert env.observation_space(agent) is env.observation_space(agent)
+        assert env.observe(agent)["action_mask"].dtype.name == "int8"
+    assert raw.state().shape == raw.state_space.shape
+
+
+@pytest.mark.parametrize("env_id", ["mahjong_env/xinjiang-v0", "mahjong_env/changchun-v0"])
+def test_pettingzoo_registry(env_id):
+    env = pettingzoo.make("aec", env_id)
+    env.reset(seed=1)
+    assert env.agent_selection in env.possible_agents
+    assert mahjong_env.__name__ == "mahjong_env"
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_unknown_keyword_and_bad_values_raise(module):
+    with pytest.raises(ValueError, match="no_such_rule"):
+        module.env(no_such_rule=True)
+    with pytest.raises(ValueError, match="num_hands"):
+        module.env(num_hands=0)
+    with pytest.raises(ValueError, match="render_mode"):
+        module.env(render_mode="rgb_array")
+    with pytest.raises(ValueError, match="allow_tianhu"):
+        module.env(allow_tianhu="yes")
