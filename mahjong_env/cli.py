@@ -1,0 +1,200 @@
+"""The ``mahjong-env`` command: ``replay`` a recorded hand as HTML, ``play`` in the terminal.
+
+::
+
+    mahjong-env replay FILE [--record K | --deal D [--seating S]] [--hand N] [--seat S] -o hand.html
+    mahjong-env play [--variant changchun] [--seat 0] [--opponents heuristic] [--seed N]
+                     [--hands N] [--save FILE.jsonl]
+
+``replay`` reads game records (API.md "Game records") from ``FILE``:
+
+- a JSON Lines file, one record per line (what ``raw_env.record()`` gives, as saved by
+  ``play --save`` or `mahjong_env.records.write_jsonl`), or one JSON record;
+- an SQLite database, such as a tournament's results database (``agents/tournament/
+  storage.py``): the records are read from the first table among ``hands``, ``records``,
+  ``games``, ``matches`` that has a column ``record`` (or ``record_json``, ``json``) holding a
+  record as JSON, in ``rowid`` order. If that table also has ``deal`` and ``seating`` columns,
+  ``--deal``/``--seating`` pick a row by them, and a ``seats`` table
+  ``(deal, seating, seat, agent)`` names the players.
+
+``--record K`` picks the K-th record (0-based, default 0), ``--hand N`` the hand within it,
+``--seat S`` shows only player S's view (RULES.md R13) instead of every hand face up. The
+page is written by `mahjong_env.html_replay.write_replay`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "load_records"]
+
+_TABLES = ("hands", "records", "games", "matches")
+_COLUMNS = ("record", "record_json", "json")
+
+
+def _is_sqlite(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"
+
+
+def _record_column(conn: sqlite3.Connection) -> tuple[str, str, set[str]]:
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    ordered = [t for t in _TABLES if t in tables] + [t for t in tables if t not in _TABLES]
+    for table in ordered:
+        columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+        for column in _COLUMNS:
+            if column in columns:
+                return table, column, columns
+    raise ValueError(
+        f"no table with a record column found (looked for tables {', '.join(_TABLES)} "
+        f"and columns {', '.join(_COLUMNS)}; tables present: {', '.join(tables) or 'none'})"
+    )
+
+
+def _players(conn: sqlite3.Connection, deal: int, seating: int) -> list[str] | None:
+    try:
+        rows = conn.execute(
+            "SELECT seat, agent FROM seats WHERE deal = ? AND seating = ? ORDER BY seat", (deal, seating)
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    return [str(agent) for _, agent in rows] if len(rows) == 4 else None
+
+
+def _sqlite_records(path: Path, deal: int | None, seating: int | None) -> list[dict[str, Any]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        table, column, columns = _record_column(conn)
+        keyed = {"deal", "seating"} <= columns
+        if (deal is not None or seating is not None) and not keyed:
+            raise ValueError(f"table {table!r} has no deal/seating columns: use --record K")
+        select = f'SELECT "{column}"' + (", deal, seating" if keyed else "") + f' FROM "{table}"'
+        params: list[int] = []
+        if deal is not None:
+            select += " WHERE deal = ?"
+            params.append(deal)
+            if seating is not None:
+                select += " AND seating = ?"
+                params.append(seating)
+        select += " ORDER BY rowid"
+        records = []
+        for row in conn.execute(select, params):
+            record = json.loads(row[0])
+            if keyed and "players" not in record:
+                players = _players(conn, row[1], row[2])
+                if players is not None:
+                    record["players"] = players
+            records.append(record)
+        return records
+    finally:
+        conn.close()
+
+
+def load_records(path: str | Path, deal: int | None = None, seating: int | None = None) -> list[dict[str, Any]]:
+    """Every game record in a JSON Lines file, a JSON file or an SQLite database (see the
+    module doc); ``deal``/``seating`` filter a tournament database's rows."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    if _is_sqlite(path):
+        return _sqlite_records(path, deal, seating)
+    if deal is not None or seating is not None:
+        raise ValueError("--deal/--seating apply to an SQLite database; for a JSON Lines file use --record K")
+    text = path.read_text(encoding="utf-8")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [whole]
+    if isinstance(whole, list):
+        return whole
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+    return records
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from mahjong_env.html_replay import write_replay
+
+    records = load_records(args.file, args.deal, args.seating)
+    if not records:
+        raise ValueError(f"no records in {args.file}")
+    if not 0 <= args.record < len(records):
+        raise ValueError(f"--record {args.record} is out of range: {args.file} holds {len(records)} record(s)")
+    record = records[args.record]
+    suffix = "" if args.seat is None else f"-seat{args.seat}"
+    source = Path(args.file)
+    out = Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
+    write_replay(record, out, seat=args.seat, hand=args.hand)
+    print(f"wrote {out}")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from mahjong_env.play import play
+
+    play(
+        variant=args.variant,
+        seat=args.seat,
+        opponents=args.opponents,
+        seed=args.seed,
+        hands=args.hands,
+        save=args.save,
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mahjong-env", description="Mahjong environment tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    replay = sub.add_parser("replay", help="write one recorded hand as a self-contained HTML page")
+    replay.add_argument("file", help="JSON Lines file of records, or an SQLite database (tournament results)")
+    replay.add_argument("--record", type=int, default=0, help="which record in the file (0-based, default 0)")
+    replay.add_argument("--deal", type=int, default=None, help="tournament database: the deal number")
+    replay.add_argument("--seating", type=int, default=None, help="tournament database: the seating number")
+    replay.add_argument("--hand", type=int, default=0, help="which hand of the record (0-based, default 0)")
+    replay.add_argument(
+        "--seat", type=int, default=None, choices=range(4), help="show only this player's view (default: all face up)"
+    )
+    replay.add_argument("-o", "--output", default=None, help="the HTML file to write")
+    replay.set_defaults(run=_replay)
+    play = sub.add_parser("play", help="play one seat in the terminal against agents")
+    play.add_argument("--variant", default="changchun", choices=("changchun", "xinjiang"))
+    play.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (default 0)")
+    play.add_argument(
+        "--opponents",
+        default="heuristic",
+        help="agent spec for the other seats (agents.load), or three separated by commas (default heuristic)",
+    )
+    play.add_argument("--seed", type=int, default=None, help="seed of the deal (default random)")
+    play.add_argument("--hands", type=int, default=1, help="number of hands (default 1)")
+    play.add_argument("--save", default=None, help="append the game record to this JSON Lines file")
+    play.set_defaults(run=_play)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (ValueError, OSError) as error:
+        print(f"mahjong-env {args.command}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,384 @@
+"""The HTML replay viewer (`mahjong_env.html_replay`) and ``mahjong-env replay``.
+
+The page is loaded in headless Chromium (``--dump-dom`` and ``--screenshot`` at ``#step=last``)
+to check that the settlement it shows equals the record's result and that it draws something;
+those tests skip when no ``chromium`` is on the PATH (Debian: ``apt-get install chromium``).
+The hidden-information tests need no browser: they read the HTML source.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scenario import act, deal, legal, mover
+
+from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.actions import action_id
+from mahjong_env.cli import load_records, main
+from mahjong_env.html_replay import replay_frames, replay_html, write_replay
+from mahjong_env.records import replay_hand, variant_rules
+from mahjong_env.tiles import counts_of, format_counts, parse_tiles
+from mahjong_env.view import table_view
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+
+# Changchun, dealer player_0 ready at once on 5s (单吊); the bao indicator is 8p (dice 2: the
+# upper tile of the 2nd stack from the tail, i.e. the 4th tile taken by replacement draws).
+# player_1 never holds, draws or sees an 8p; the other three copies are with players 2 and 3.
+BAO_HANDS = ["1239m456p5789s111z", "2468m1357p2468s2z", "157m2388p369s346z", "4679m38p57s34567z"]
+BAO = "8p"
+
+
+def bao_record() -> dict[str, Any]:
+    env = deal(changchun_v0, BAO_HANDS, wall="5z6z7z5s", tail="123z8p", dealer=0, dice=[2])
+    act(env, "player_0: ready 9m")
+    act(env, "player_0: view_bao")
+    for seat in (1, 2, 3):
+        agent = f"player_{seat}"
+        while mover(env) != agent:
+            act(env, "pass")
+        act(env, f"{agent}: discard {env.view(agent)['drawn']}")
+    act(env, "player_0: win")
+    record = env.record()
+    assert record["hands"][0]["result"]["winner"] == 0
+    return record
+
+
+def concealed_kong_record() -> dict[str, Any]:
+    """Xinjiang (concealed kongs face down, R7): player_0 kongs all four 8p, then play goes on."""
+    hands = ["8888p123m456s1z2z3z4z", "123p456p789s1199m", "234m567m2349s557z", "12567p789m33s667z"]
+    env = deal(xinjiang_v0, hands, wall="9p9s1s", tail="1s")
+    act(env, "player_0: concealed_kong 8p")
+    act(env, "player_0: discard 1z")
+    for _ in range(6):
+        options = sorted(legal(env))
+        act(env, "pass" if "pass" in options else next(o for o in options if o.startswith("discard")))
+    return env.record()
+
+
+def greedy_record(module: Any, seed: int) -> dict[str, Any]:
+    """A hand where every seat takes wins, special kongs, views, kongs and claims when it can."""
+    env = module.env()
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    rng = random.Random(seed)
+    prefer = ("win", "special_winds", "special_dragons", "special_ones", "special_nines", "view_bao", "kong", "pong")
+    for agent in env.agent_iter():
+        _, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        options = raw.legal_actions(agent)
+        choice = next((p for p in prefer if p in options), None)
+        if choice is None:
+            bold = [o for o in options if o.startswith(("chow", "ready", "concealed_kong", "added_kong", "special_add"))]
+            choice = rng.choice(bold or options)
+        env.step(action_id(choice))
+    return raw.record()
+
+
+@pytest.fixture(scope="module")
+def greedy_records() -> list[dict[str, Any]]:
+    return [greedy_record(changchun_v0, s) for s in range(12)] + [greedy_record(xinjiang_v0, s) for s in range(6)]
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _tile_tokens(source: str) -> set[str]:
+    """Every tile named in compact notation anywhere in the text (``"568p"`` names 5p 6p 8p)."""
+    tiles = set()
+    for digits, suit in re.findall(r"(?<![0-9A-Za-z_.#-])([1-9]+)([mpsz])(?![A-Za-z0-9_])", source):
+        tiles.update(d + suit for d in digits)
+    return tiles
+
+
+def _sorted(tiles: str) -> str:
+    return format_counts(counts_of(parse_tiles(tiles)))
+
+
+def _full_states(record: dict[str, Any], hand: int = 0) -> list[dict[str, Any]]:
+    """The full table after every step, computed here without the viewer."""
+    rules = variant_rules(record["variant"], record["config"])
+    views: list[dict[str, Any]] = []
+    replay_hand(rules, record["seed"], hand, record["hands"][hand], lambda game, _: views.append(table_view(game, None, True)))
+    return views
+
+
+# ---------------------------------------------------------------------- hidden information (R13)
+
+
+def test_single_seat_page_hides_other_hands_the_wall_and_the_unseen_bao() -> None:
+    record = bao_record()
+    full = replay_html(record)
+    sorted_hands = [_sorted(h) for h in BAO_HANDS]  # views write concealed hands sorted
+    for h in sorted_hands:
+        assert _quoted(h) in full
+    assert BAO in _tile_tokens(full)
+
+    viewer = replay_html(record, seat=1)
+    assert _quoted(sorted_hands[1]) in viewer
+    for s in (0, 2, 3):
+        assert _quoted(sorted_hands[s]) not in viewer, f"player_{s}'s hand leaked into player_1's page"
+    assert record["hands"][0]["wall"] not in viewer
+    assert BAO not in _tile_tokens(viewer), "the bao leaked into the page of a player that never saw it"
+    assert "seed" not in replay_frames(record, seat=1)["meta"]
+
+    # the player that looked at the bao sees it, from that step on only
+    frames = replay_frames(record, seat=0)["frames"]
+    seen = [f["view"]["bao"] for f in frames]
+    assert seen[:2] == [None, None] and all(b == BAO for b in seen[2:])
+    assert BAO in _tile_tokens(replay_html(record, seat=0))
+
+
+def test_every_step_hides_the_other_concealed_hands(greedy_records: list[dict[str, Any]]) -> None:
+    for record in greedy_records[:6] + greedy_records[-2:]:
+        states = _full_states(record)
+        for seat in range(4):
+            page = replay_html(record, seat=seat)
+            mine = {v["hands"][seat] for v in states}
+            for view in states:
+                for other in range(4):
+                    hand = view["hands"][other]
+                    if other != seat and len(parse_tiles(hand)) >= 4 and hand not in mine:
+                        assert _quoted(hand) not in page, (record["seed"], seat, other, hand)
+
+
+def test_single_seat_text_tells_no_private_decision_of_others(greedy_records: list[dict[str, Any]]) -> None:
+    private = re.compile(r"player_(\d) (passes|does not|declines|looks at the bao|calls)")
+    for record in greedy_records:
+        for seat in range(4):
+            data = replay_frames(record, seat=seat)
+            for frame in data["frames"]:
+                for line in frame["text"]:
+                    match = private.search(line)
+                    assert match is None or int(match.group(1)) == seat, (record["seed"], seat, line)
+                assert frame["actor"] in (None, *range(4))
+                assert "hands" not in frame["view"] and "bao_seen_by" not in frame
+                bao = frame["view"]["bao"]
+                assert bao is None or frame["view"]["bao_seen"]
+
+
+def test_face_down_concealed_kong_stays_face_down() -> None:
+    record = concealed_kong_record()
+    full = replay_html(record)
+    assert "8p" in _tile_tokens(full) and "concealed kong (暗杠) of 8p" in full
+    for seat in (1, 2, 3):
+        page = replay_html(record, seat=seat)
+        assert "8p" not in _tile_tokens(page), f"player_{seat} learns the concealed kong's tile"
+        melds = replay_frames(record, seat=seat)["frames"][-1]["view"]["melds"][0]
+        assert melds[0]["kind"] == "concealed_kong" and melds[0]["tiles"] is None
+    own = replay_frames(record, seat=0)["frames"][-1]["view"]["melds"][0]
+    assert own[0]["tiles"] == "8888p"
+
+
+def test_frames_follow_the_engine(greedy_records: list[dict[str, Any]]) -> None:
+    for record in greedy_records[:4]:
+        states = _full_states(record)
+        frames = replay_frames(record)["frames"]
+        assert len(frames) == len(record["hands"][0]["actions"]) + 1 == len(states)
+        for frame, view in zip(frames, states):
+            assert frame["view"] == json.loads(json.dumps(view))
+            rivers = [[d["tile"] for d in river if d["claimed"] is None] for river in frame["rivers"]]
+            assert rivers == view["discards"]
+        assert frames[-1]["result"] == record["hands"][0]["result"]
+        single = replay_frames(record, seat=2)["frames"]
+        assert 1 < len(single) <= len(frames)
+        assert single[-1]["result"] == record["hands"][0]["result"]
+
+
+def test_bad_arguments_are_refused() -> None:
+    record = bao_record()
+    with pytest.raises(ValueError, match="seat"):
+        replay_html(record, seat=4)
+    with pytest.raises(ValueError, match="hand"):
+        replay_html(record, hand=1)
+
+
+def test_page_is_self_contained_and_escapes_names(tmp_path: Path) -> None:
+    record = bao_record()
+    record["players"] = ["</script><script>alert(1)</script>", "b", "c", "d"]
+    path = write_replay(record, tmp_path / "hand.html", seat=None)
+    source = path.read_text(encoding="utf-8")
+    assert "http://" not in source and "https://" not in source
+    assert "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:" in source
+    assert "<script>alert(1)" not in source
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=", source)
+
+
+# ---------------------------------------------------------------------- the command line
+
+
+def test_cli_reads_jsonl_and_sqlite(tmp_path: Path) -> None:
+    records = [concealed_kong_record(), bao_record()]
+    jsonl = tmp_path / "games.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "a.html"
+    assert main(["replay", str(jsonl), "--record", "1", "--seat", "1", "-o", str(out)]) == 0
+    assert BAO not in _tile_tokens(out.read_text(encoding="utf-8"))
+    assert main(["replay", str(jsonl), "--record", "5", "-o", str(out)]) == 2
+
+    db = tmp_path / "results.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE hands (deal INTEGER, seating INTEGER, result TEXT, record TEXT)")
+    conn.execute("CREATE TABLE seats (deal INTEGER, seating INTEGER, seat INTEGER, agent TEXT)")
+    for i, r in enumerate(records):
+        conn.execute("INSERT INTO hands VALUES (?, ?, ?, ?)", (7, i, "{}", json.dumps(r)))
+        conn.executemany("INSERT INTO seats VALUES (?, ?, ?, ?)", [(7, i, s, f"bot{s}") for s in range(4)])
+    conn.commit()
+    conn.close()
+    assert [r["variant"] for r in load_records(db)] == ["xinjiang_v0", "changchun_v0"]
+    assert load_records(db, deal=7, seating=1)[0]["players"] == ["bot0", "bot1", "bot2", "bot3"]
+    assert main(["replay", str(db), "--deal", "7", "--seating", "1", "-o", str(out)]) == 0
+    assert "bot3" in out.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- in a browser
+
+
+class _DomReader(html.parser.HTMLParser):
+    """Collects elements by id and class with their data attributes and text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[dict[str, Any]] = []
+        self._open: list[dict[str, Any]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = {"tag": tag, "attrs": dict(attrs), "text": ""}
+        self.elements.append(element)
+        if tag not in ("meta", "input", "br", "link", "img"):
+            self._open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop()["tag"] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        for element in self._open:
+            element["text"] += data
+
+    def by_id(self, name: str) -> dict[str, Any] | None:
+        return next((e for e in self.elements if e["attrs"].get("id") == name), None)
+
+    def by_class(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.elements if name in (e["attrs"].get("class") or "").split()]
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as profile:
+        command = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ]
+        return subprocess.run(command, capture_output=True, text=True, timeout=90)
+
+
+def _dom(path: Path, step: str) -> _DomReader:
+    done = _chromium("--dump-dom", f"{path.resolve().as_uri()}#step={step}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    reader = _DomReader()
+    reader.feed(done.stdout)
+    return reader
+
+
+def _check_settlement(reader: _DomReader, result: dict[str, Any]) -> None:
+    outcome = reader.by_id("outcome")
+    assert outcome is not None, "no settlement on the last step"
+    assert outcome["attrs"]["data-outcome"] == result["outcome"]
+    winner = result["winner"]
+    assert outcome["attrs"]["data-winner"] == ("" if winner is None else str(winner))
+    if winner is not None:
+        assert f"winner player_{winner}" in outcome["text"]
+        assert f"total fan 番 {result['total_fan']}" in outcome["text"]
+    fans = [(e["attrs"]["data-fan"], int(e["attrs"]["data-value"])) for e in reader.by_class("fan")]
+    assert fans == [(name, value) for name, value in result["fans"]]
+    for element in reader.by_class("fan"):
+        assert element["attrs"]["data-fan"] in element["text"]
+    rows = reader.by_class("seat-total")
+    assert [int(r["attrs"]["data-seat"]) for r in rows] == [0, 1, 2, 3]
+    for s, row in enumerate(rows):
+        assert float(row["attrs"]["data-delta"]) == result["deltas"][s]
+        assert float(row["attrs"]["data-kong"]) == result["kong_deltas"][s]
+        total = result["deltas"][s] + result["kong_deltas"][s]
+        assert (f"+{total:g}" if total > 0 else f"{total:g}") in row["text"]
+    payments = [
+        (int(e["attrs"]["data-from"]), int(e["attrs"]["data-to"]), float(e["attrs"]["data-points"]), e["attrs"]["data-reason"])
+        for e in reader.by_class("payment")
+    ]
+    assert payments == [(p["from"], p["to"], p["points"], p["reason"]) for p in result["payments"]]
+
+
+@needs_chromium
+def test_browser_shows_the_settlement_of_the_record(tmp_path: Path, greedy_records: list[dict[str, Any]]) -> None:
+    wins = [r for r in greedy_records if r["hands"][0]["result"]["method"] == "discard"][:1]
+    draws = [r for r in greedy_records if r["hands"][0]["result"]["outcome"] == "draw"][:1]
+    assert wins and draws, "the greedy hands no longer include a discard win and a draw: pick other seeds"
+    cases = [(bao_record(), 1), *((r, None) for r in wins + draws)]
+    for i, (record, seat) in enumerate(cases):
+        path = write_replay(record, tmp_path / f"hand{i}.html", seat=seat)
+        reader = _dom(path, "last")
+        _check_settlement(reader, record["hands"][0]["result"])
+        frames = replay_frames(record, seat=seat)["frames"]
+        counter = reader.by_id("counter")
+        assert counter is not None and counter["text"] == f"step {len(frames) - 1} / {len(frames) - 1}"
+        action = reader.by_id("action")
+        assert action is not None and frames[-1]["text"][-1] in action["text"]
+    start = _dom(tmp_path / "hand0.html", "0")
+    assert start.by_id("outcome") is None
+    assert "deal: player_0 is the dealer" in start.by_id("action")["text"]
+    assert len(start.by_class("back")) == 14 + 13 + 13  # player_1's view: the others face down
+    middle = _dom(tmp_path / "hand0.html", "1")
+    assert "player_0 declares ready (听) and discards 9m" in middle.by_id("action")["text"]
+    assert middle.by_id("bao") is None  # player_1 never sees it
+
+
+def _pixels(png: Path) -> Any:
+    """The screenshot as an array (matplotlib when present), else its decompressed scanlines."""
+    try:
+        import matplotlib.image
+
+        return matplotlib.image.imread(str(png))
+    except ImportError:
+        import numpy as np
+
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        pos, chunks = 8, b""
+        while pos < len(data):
+            length = int.from_bytes(data[pos : pos + 4], "big")
+            if data[pos + 4 : pos + 8] == b"IDAT":
+                chunks += data[pos + 8 : pos + 8 + length]
+            pos += 12 + length
+        return np.frombuffer(zlib.decompress(chunks), dtype=np.uint8).astype(float)
+
+
+@needs_chromium
+def test_browser_screenshot_is_not_blank(tmp_path: Path) -> None:
+    path = write_replay(bao_record(), tmp_path / "hand.html")
+    png = tmp_path / "shot.png"
+    done = _chromium(f"--screenshot={png}", "--window-size=1200,900", f"{path.resolve().as_uri()}#step=last")
+    assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
+    pixels = _pixels(png)
+    assert pixels.size > 1000 and float(pixels.std()) > 0.05 * (1.0 if pixels.max() <= 1.0 else 255.0)
