@@ -14,7 +14,7 @@ from typing import Any
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import Context, SeatState
+from mahjong_env.engine.state import Context, Meld, SeatState
 from mahjong_env.rules.base import RuleConfig, RuleSet, bits
 from mahjong_env.tiles import is_dragon, rank_of
 
@@ -94,7 +94,8 @@ class ChangchunRules(RuleSet):
         if not hand.is_complete(counts):
             return out
         melded_triplet = any(m.kind != "chow" for m in st.melds)
-        single = sum(counts) == 2  # C9.4 手把一: only as 飘胡
+        # C9.4 手把一: one concealed tile (concealed kongs count as concealed tiles, as in C3)
+        single = sum(counts) == 2 and not any(m.kind == "concealed_kong" for m in st.melds)
         for d in hand.decompositions(counts):
             if not (melded_triplet or d.triplets or is_dragon(d.pair)):  # 一叉
                 continue
@@ -216,7 +217,10 @@ class ChangchunRules(RuleSet):
         """C7: a ready player's kong must keep exactly the same winning tiles."""
         st = game.seats[seat]
         st.counts[tile] -= count
+        # C7/C9: judge the hand after the kong, its tiles among the melds (三色全, 幺九, 一叉, 空听)
+        st.melds.append(Meld("kong", [tile] * (4 if count >= 3 else 1), tile, None))
         same = self.winning_mask(game, seat, st.counts) == st.ready_waits
+        st.melds.pop()
         st.counts[tile] += count
         return same
 
