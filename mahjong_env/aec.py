@@ -191,7 +191,7 @@ class MahjongEnv(AECEnv):
                 names = ", ".join(A.action_name(a) for a in game.legal_actions())
                 shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
                 raise ValueError(f"illegal action {shown} for {agent}; legal actions: {names}")
-            game.penalize(seat)
+            game.penalize(seat, action)
         else:
             game.step(action)
         rewards = game.rewards

@@ -48,6 +48,12 @@ def replay_hand(rules: Any, seed: int, hand_index: int, hand: dict[str, Any], on
             raise ValueError(
                 f"hand {hand_index}, step {i}: record says player_{seat} acts but player_{game.actor} is to move"
             )
+        if name.startswith("illegal"):  # an illegal action penalised by the env (API.md)
+            game.penalize(seat, None)
+            game.log[-1][1] = name
+            if on_step is not None:
+                on_step(game, (seat, name))
+            continue
         try:
             action = A.action_id(name)
             game.step(action)

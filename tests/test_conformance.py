@@ -61,3 +61,21 @@ def test_unknown_keyword_and_bad_values_raise(module):
         module.env(render_mode="rgb_array")
     with pytest.raises(ValueError, match="allow_tianhu"):
         module.env(allow_tianhu="yes")
+
+
+def test_readme_documents_every_config_field_and_action():
+    """The README's configuration and action tables stay complete."""
+    import dataclasses
+    from pathlib import Path
+
+    from mahjong_env.rules.changchun import ChangchunConfig
+    from mahjong_env.rules.xinjiang import XinjiangConfig
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for cls in (XinjiangConfig, ChangchunConfig):
+        for field in dataclasses.fields(cls):
+            assert f"`{field.name}`" in readme, f"README does not document {cls.__name__}.{field.name}"
+    for verb in ("discard", "ready", "concealed_kong", "added_kong", "special_add"):
+        assert f"`{verb} T`" in readme
+    for name in ("chow_low", "pong", "kong", "win", "pass", "view_bao", "special_winds", "special_nines"):
+        assert f"`{name}`" in readme

@@ -843,3 +843,17 @@ def test_illegal_action_penalize(variant):
     assert all(env.terminations.values())
     res = result(env)
     assert res["outcome"] == "illegal"
+
+
+@BOTH
+def test_illegal_action_penalty_is_recorded_and_replays(variant):
+    """API: a penalised illegal action is part of the record and `replay` reproduces it."""
+    from mahjong_env import replay
+
+    env = deal(variant, ["123m456p789s111z5z7z", None, None, None], illegal_action="penalize")
+    act(env, "player_0: discard 7z")
+    offender = mover(env)
+    act(env, f"{offender}: pong")
+    record = env.record()
+    assert record["hands"][0]["actions"][-1] == [int(offender[-1]), "illegal pong"]
+    assert replay(record) == [result(env)]

@@ -222,8 +222,12 @@ class Game:
         self._run()
         return self.rewards
 
-    def penalize(self, seat: int) -> None:
-        """API.md ``illegal_action="penalize"``: the offender pays 1 point to each other seat."""
+    def penalize(self, seat: int, action: int | None = None) -> None:
+        """API.md ``illegal_action="penalize"``: the offender pays 1 point to each other seat.
+
+        The record logs ``[seat, "illegal <action>"]`` so that `replay` can reproduce it."""
+        shown = A.action_name(action) if action is not None and 0 <= action < A.NUM_ACTIONS else str(action)
+        self.log.append([seat, f"illegal {shown}"])
         self.rewards = [0.0] * 4
         for other in range(4):
             if other != seat:

@@ -1,0 +1,33 @@
+"""Tournaments between mahjong agents: who is better, by how much, and how sure we are.
+
+``mahjong-tournament --variant changchun --agents random heuristic`` (or
+``python -m agents.tournament``) plays a short duplicate tournament, prints the leaderboard and
+writes a report folder; `run_tournament` does the same from Python.
+
+Modules, one concept each:
+
+- `config`: `TournamentConfig`, everything that decides the results (stored in the database).
+- `schedule`: seatings of the duplicate and random-seats formats, and every seed
+  (the doc of `agents.tournament.schedule` gives the designs for 2, 3, 4 and more entrants).
+- `play`: one hand: agents seeded per hand, time limits, forfeits and how they are scored.
+- `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run.
+- `storage`: the SQLite database (schema in its doc) and the JSON Lines export.
+- `stats`: means with bootstrap intervals over deals, rates, paired head-to-head, OpenSkill.
+- `report`: terminal leaderboard, Markdown/HTML report, plots, notable hands with replays.
+- `runner`: validation, resume, and the run itself; `cli`: the command line.
+- `testing`: misbehaving agents for tests.
+
+What a result means. ``--hands N`` counts deals; a duplicate deal is played once per seating
+(``hands_per_deal``). An entrant's score is its seat's points per hand; intervals resample
+deals. Every hand is a pure function of the configuration and its ``(deal, seating)``, so the
+number of workers, the backend and interruptions with ``--resume`` never change the results
+(time-limit forfeits aside, which depend on the machine).
+"""
+
+from __future__ import annotations
+
+from agents.tournament.config import TournamentConfig
+from agents.tournament.runner import TournamentError, load_summary, run_tournament
+from agents.tournament.stats import Summary
+
+__all__ = ["Summary", "TournamentConfig", "TournamentError", "load_summary", "run_tournament"]

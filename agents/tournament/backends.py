@@ -1,0 +1,230 @@
+"""Where hands are played: in this process, in local worker processes, or on Ray.
+
+All three run the same pure `play_hand` on the same `HandTask`s, so they give the same hands;
+only the order in which results arrive differs, and the database is keyed by ``(deal, seating)``.
+
+- ``inline`` (``--workers 0``): in the calling process, one hand after another.
+- ``local`` (``--workers N``): N spawned worker processes, each fed one hand at a time over its
+  own pipe, so the coordinator always knows which hand a worker is playing. A worker that dies
+  (killed, out of memory, a crash in native code) is replaced and its hand is played again, up
+  to ``max_attempts`` times; after that the hand is reported as a failure (stored in the
+  ``failures`` table, tried again by ``--resume``) and the tournament goes on.
+- ``ray``: one Ray task per hand, ``ray.init(address=...)`` or a local Ray with N CPUs; Ray
+  re-runs the hands of a dead worker (``max_retries``). Agent modules must be importable on the
+  Ray workers (installed, or shipped with Ray's ``runtime_env``).
+
+Workers limit PyTorch and BLAS to one thread each (one hand per core).
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from agents.tournament.play import play_hand
+from agents.tournament.schedule import HandTask
+
+__all__ = ["BACKENDS", "execute"]
+
+BACKENDS = ("local", "ray")
+
+OnResult = Callable[[dict[str, Any]], None]
+OnFailure = Callable[[HandTask, int, str], None]
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _one_thread() -> None:
+    for name in _THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _play_safely(task: HandTask) -> tuple[str, Any]:
+    try:
+        return "ok", play_hand(task)
+    except Exception:  # a bug outside the agents (they are handled in play_hand)
+        return "error", traceback.format_exc()
+
+
+def execute(
+    tasks: list[HandTask],
+    on_result: OnResult,
+    on_failure: OnFailure,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+    max_attempts: int = 3,
+) -> None:
+    """Play every task, calling ``on_result(hand)`` (in this process) as each hand finishes."""
+    if not tasks:
+        return
+    if backend == "ray":
+        _run_ray(tasks, on_result, on_failure, workers, ray_address, max_attempts)
+    elif workers == 0:
+        for task in tasks:
+            status, value = _play_safely(task)
+            if status == "ok":
+                on_result(value)
+            else:
+                on_failure(task, 1, value)
+    else:
+        _run_local(tasks, on_result, on_failure, workers, max_attempts)
+
+
+# ---------------------------------------------------------------------- local processes
+
+
+def _worker_main(conn: multiprocessing.connection.Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
+    _one_thread()
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        conn.send(_play_safely(task))
+
+
+class _Worker:
+    def __init__(self, context: Any) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: HandTask | None = None
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+def _run_local(
+    tasks: list[HandTask], on_result: OnResult, on_failure: OnFailure, workers: int, max_attempts: int
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    pending = collections.deque(tasks)
+    attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
+    pool = [_Worker(context) for _ in range(min(workers, len(tasks)))]
+    try:
+        for worker in pool:
+            _dispatch(worker, pending)
+        while any(w.task is not None for w in pool):
+            busy = [w for w in pool if w.task is not None]
+            waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+            ready = multiprocessing.connection.wait(waitables)
+            for index, worker in enumerate(pool):
+                if worker.task is None or (worker.conn not in ready and worker.process.sentinel not in ready):
+                    continue
+                task = worker.task
+                try:
+                    status, value = worker.conn.recv() if worker.conn.poll() else ("dead", None)
+                except (EOFError, OSError):
+                    status, value = "dead", None
+                if status == "dead":
+                    worker.kill()
+                    attempts[task.key] += 1
+                    if attempts[task.key] < max_attempts:
+                        pending.appendleft(task)
+                    else:
+                        code = worker.process.exitcode
+                        on_failure(task, attempts[task.key], f"worker process died (exit code {code}) on every attempt")
+                    pool[index] = worker = _Worker(context)
+                    _dispatch(worker, pending)
+                    continue
+                _dispatch(worker, pending)  # keep the worker busy while the result is stored
+                if status == "ok":
+                    on_result(value)
+                else:
+                    on_failure(task, attempts[task.key] + 1, value)
+    finally:
+        for worker in pool:
+            worker.stop()
+        for worker in pool:
+            worker.process.join(2)
+            worker.kill()
+
+
+def _dispatch(worker: _Worker, pending: collections.deque) -> None:
+    worker.task = pending.popleft() if pending else None
+    if worker.task is not None:
+        worker.conn.send(worker.task)
+
+
+# ---------------------------------------------------------------------- Ray
+
+
+def _ray_play(task: HandTask) -> tuple[str, Any]:
+    _one_thread()
+    return _play_safely(task)
+
+
+def _run_ray(
+    tasks: list[HandTask],
+    on_result: OnResult,
+    on_failure: OnFailure,
+    workers: int,
+    address: str | None,
+    max_attempts: int,
+) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("the ray backend needs Ray: pip install -e '.[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+            ray.init(
+                num_cpus=max(1, workers),
+                include_dashboard=False,
+                log_to_driver=False,
+                runtime_env={"env_vars": {"PYTHONPATH": path, **{v: "1" for v in _THREAD_VARIABLES}}},
+            )
+    remote = ray.remote(num_cpus=1, max_retries=max_attempts - 1)(_ray_play)
+    window = 2 * max(1, int(ray.available_resources().get("CPU", workers) or 1))
+    pending = collections.deque(tasks)
+    running: dict[Any, HandTask] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < window:
+                task = pending.popleft()
+                running[remote.remote(task)] = task
+            done, _ = ray.wait(list(running), num_returns=1)
+            for ref in done:
+                task = running.pop(ref)
+                try:
+                    status, value = ray.get(ref)
+                except ray.exceptions.RayError as error:
+                    on_failure(task, max_attempts, f"Ray task failed: {error}")
+                    continue
+                if status == "ok":
+                    on_result(value)
+                else:
+                    on_failure(task, 1, value)
+    finally:
+        for ref in running:
+            ray.cancel(ref, force=True)
+        if started_here:
+            ray.shutdown()

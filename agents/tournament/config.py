@@ -1,0 +1,109 @@
+"""The tournament configuration: what is played, fixed when the tournament starts.
+
+Everything that decides a hand's outcome lives here (variant, rule overrides, entrants, deals,
+seed, format, move time limit) and is stored in the results database, so that `--resume`
+continues exactly the tournament that was started. How it is run (workers, backend) is not part
+of it: it never changes a result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+__all__ = ["FORMATS", "VARIANTS", "TournamentConfig", "default_name"]
+
+VARIANTS = ("xinjiang", "changchun")
+FORMATS = ("duplicate", "random-seats")
+_NAME = re.compile(r"^[A-Za-z0-9_.+\-#@]{1,64}$")
+
+
+def default_name(spec: str) -> str:
+    """The display name of an entrant given without one: ``random``, ``heuristic``, the
+    checkpoint's file stem for ``torch:path``, the class name for ``module:Class``."""
+    spec = spec.strip()
+    if spec.startswith("torch:"):
+        stem = spec[len("torch:") :].replace("\\", "/").rsplit("/", 1)[-1]
+        return stem.rsplit(".", 1)[0] or "torch"
+    if ":" in spec:
+        return spec.rsplit(":", 1)[-1] or spec
+    return spec
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentConfig:
+    """One tournament. ``deals`` counts deals (walls): the duplicate format plays every deal
+    once per seating of its table, the random-seats format plays every deal once."""
+
+    variant: str
+    agents: tuple[tuple[str, str], ...]
+    """Entrants as (display name, agent spec for `agents.load`), in the order given."""
+    deals: int = 8
+    seed: int = 0
+    format: str = "duplicate"
+    rules: tuple[tuple[str, Any], ...] = ()
+    """Rule overrides passed to the environment (fields of the variant's rule config)."""
+    move_timeout: float | None = 10.0
+    """Seconds an agent may take for one decision; over it, the agent forfeits the hand."""
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
+        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals < 1:
+            raise ValueError(f"the number of deals (--hands) must be a positive integer, got {self.deals!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.move_timeout is not None and not self.move_timeout > 0:
+            raise ValueError(f"move timeout must be a positive number of seconds, got {self.move_timeout!r}")
+        if len(self.agents) < 2:
+            raise ValueError(f"a tournament needs at least two agents, got {len(self.agents)}")
+        names = [name for name, _ in self.agents]
+        for name in names:
+            if not _NAME.match(name):
+                raise ValueError(
+                    f"agent name {name!r} is not valid: use 1-64 letters, digits or _ . + - # @ "
+                    "(give a name as NAME=SPEC)"
+                )
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(
+                f"agent name(s) {', '.join(duplicates)} given twice: name each entrant, e.g. a=random b=random"
+            )
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.agents]
+
+    @property
+    def specs(self) -> dict[str, str]:
+        return dict(self.agents)
+
+    @property
+    def env_name(self) -> str:
+        return f"{self.variant}_v0"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "agents": [[name, spec] for name, spec in self.agents],
+            "deals": self.deals,
+            "seed": self.seed,
+            "format": self.format,
+            "rules": [[key, value] for key, value in self.rules],
+            "move_timeout": self.move_timeout,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
+        return cls(
+            variant=data["variant"],
+            agents=tuple((str(n), str(s)) for n, s in data["agents"]),
+            deals=int(data["deals"]),
+            seed=int(data["seed"]),
+            format=data["format"],
+            rules=tuple((str(k), v) for k, v in data.get("rules", [])),
+            move_timeout=data.get("move_timeout"),
+        )

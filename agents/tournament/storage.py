@@ -1,0 +1,256 @@
+"""The results database (SQLite, stdlib ``sqlite3``) and its JSON Lines export.
+
+Tables:
+
+- ``meta(key, value)``: ``config`` (the `TournamentConfig` as JSON), ``schema`` (version),
+  ``created``.
+- ``hands``: one row per played hand, primary key ``(deal, seating)``: ``deal_seed``,
+  ``outcome`` (``win`` | ``draw`` | ``illegal``), ``winner``, ``method``, ``total_fan``,
+  ``feeder`` (the seat whose discard or kong tile was won: 点炮),
+  ``forfeit_seat``/``forfeit_agent``/``forfeit_kind``/``forfeit_message``, ``result`` (the env's
+  ``info["result"]`` as JSON), ``record`` (the env's ``record()`` as JSON: replay it with
+  ``mahjong_env.replay(json.loads(record))``), ``duration`` (seconds), ``finished_at``.
+- ``seats``: four rows per hand ``(deal, seating, seat, agent, points, decisions, think_time)``,
+  so ``SELECT agent, AVG(points) FROM seats GROUP BY agent`` works.
+- ``failures``: hands whose worker died on every attempt (``deal, seating, attempts, error``);
+  they are not in ``hands`` and ``--resume`` tries them again.
+
+Every hand (its ``hands`` row and four ``seats`` rows) is written in one transaction, so an
+interrupted run loses at most the hands in flight, never half a hand. Only the coordinating
+process writes; the database runs in WAL mode so it can be read while a tournament runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agents.tournament.config import TournamentConfig
+
+__all__ = ["ResultStore", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hands (
+    deal INTEGER NOT NULL,
+    seating INTEGER NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    winner INTEGER,
+    method TEXT,
+    total_fan INTEGER NOT NULL,
+    feeder INTEGER,
+    forfeit_seat INTEGER,
+    forfeit_agent TEXT,
+    forfeit_kind TEXT,
+    forfeit_message TEXT,
+    result TEXT NOT NULL,
+    record TEXT NOT NULL,
+    duration REAL,
+    finished_at TEXT,
+    PRIMARY KEY (deal, seating)
+);
+CREATE TABLE IF NOT EXISTS seats (
+    deal INTEGER NOT NULL,
+    seating INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    points REAL NOT NULL,
+    decisions INTEGER,
+    think_time REAL,
+    PRIMARY KEY (deal, seating, seat)
+);
+CREATE INDEX IF NOT EXISTS seats_agent ON seats (agent);
+CREATE TABLE IF NOT EXISTS failures (
+    deal INTEGER NOT NULL,
+    seating INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    error TEXT,
+    failed_at TEXT,
+    PRIMARY KEY (deal, seating)
+);
+"""
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+class ResultStore:
+    """One tournament's database."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ configuration
+
+    def config(self) -> TournamentConfig | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        return TournamentConfig.from_dict(json.loads(row[0])) if row else None
+
+    def save_config(self, config: TournamentConfig) -> None:
+        with self._transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(config.to_dict(), sort_keys=True),)
+            )
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)", (_now(),))
+
+    # ------------------------------------------------------------------ hands
+
+    def done(self) -> set[tuple[int, int]]:
+        return {(d, s) for d, s in self.conn.execute("SELECT deal, seating FROM hands")}
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+
+    def add_hand(self, hand: dict[str, Any]) -> bool:
+        """Store one played hand (one transaction); False if it was already there."""
+        result = hand["result"]
+        forfeit = hand.get("forfeit") or {}
+        with self._transaction():
+            cursor = self.conn.execute(
+                "INSERT OR IGNORE INTO hands VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    hand["deal"],
+                    hand["seating"],
+                    hand["deal_seed"],
+                    result["outcome"],
+                    result.get("winner"),
+                    result.get("method"),
+                    int(result.get("total_fan") or 0),
+                    hand.get("feeder"),
+                    forfeit.get("seat"),
+                    forfeit.get("agent"),
+                    forfeit.get("kind"),
+                    forfeit.get("message"),
+                    json.dumps(result, ensure_ascii=False),
+                    json.dumps(hand["record"], ensure_ascii=False),
+                    hand.get("duration"),
+                    _now(),
+                ),
+            )
+            if cursor.rowcount == 0:
+                return False
+            self.conn.executemany(
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        hand["deal"],
+                        hand["seating"],
+                        seat,
+                        hand["seats"][seat],
+                        hand["points"][seat],
+                        hand["decisions"][seat],
+                        hand["think_time"][seat],
+                    )
+                    for seat in range(4)
+                ],
+            )
+            self.conn.execute("DELETE FROM failures WHERE deal = ? AND seating = ?", (hand["deal"], hand["seating"]))
+        return True
+
+    def add_failure(self, deal: int, seating: int, attempts: int, error: str) -> None:
+        with self._transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)", (deal, seating, attempts, error, _now())
+            )
+
+    def failures(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT deal, seating, attempts, error FROM failures ORDER BY deal, seating")
+        return [{"deal": d, "seating": s, "attempts": a, "error": e} for d, s, a, e in rows]
+
+    def hands(self, with_record: bool = False) -> Iterator[dict[str, Any]]:
+        """Every stored hand in (deal, seating) order, with ``seats``, ``points`` and ``result``
+        (and ``record`` if asked)."""
+        seats: dict[tuple[int, int], list[tuple[str, float, int, float]]] = {}
+        for deal, seating, _seat, agent, points, decisions, think in self.conn.execute(
+            "SELECT deal, seating, seat, agent, points, decisions, think_time FROM seats ORDER BY deal, seating, seat"
+        ):
+            seats.setdefault((deal, seating), []).append((agent, points, decisions, think))
+        columns = (
+            "deal, seating, deal_seed, result, forfeit_seat, forfeit_agent, forfeit_kind, forfeit_message, "
+            "duration, feeder"
+        )
+        if with_record:
+            columns += ", record"
+        for row in self.conn.execute(f"SELECT {columns} FROM hands ORDER BY deal, seating"):
+            deal, seating = row[0], row[1]
+            by_seat = seats[(deal, seating)]
+            hand = {
+                "deal": deal,
+                "seating": seating,
+                "deal_seed": row[2],
+                "result": json.loads(row[3]),
+                "seats": [s[0] for s in by_seat],
+                "points": [s[1] for s in by_seat],
+                "decisions": [s[2] for s in by_seat],
+                "think_time": [s[3] for s in by_seat],
+                "forfeit": None
+                if row[4] is None
+                else {"seat": row[4], "agent": row[5], "kind": row[6], "message": row[7]},
+                "duration": row[8],
+                "feeder": row[9],
+            }
+            if with_record:
+                hand["record"] = json.loads(row[10])
+            yield hand
+
+    def record(self, deal: int, seating: int) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT record FROM hands WHERE deal = ? AND seating = ?", (deal, seating)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every hand as one JSON line: the env's record (``mahjong_env.replay`` takes it
+        as it is) plus a ``"tournament"`` key with deal, seating, entrants, points and forfeit.
+        Returns the number of lines."""
+        count = 0
+        with open(path, "w", encoding="utf-8") as f:
+            for hand in self.hands(with_record=True):
+                line = dict(hand["record"])
+                line["tournament"] = {
+                    "deal": hand["deal"],
+                    "seating": hand["seating"],
+                    "deal_seed": hand["deal_seed"],
+                    "seats": hand["seats"],
+                    "points": hand["points"],
+                    "forfeit": hand["forfeit"],
+                }
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                count += 1
+        return count
+
+    def _transaction(self) -> Any:
+        return _Transaction(self.conn)
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")

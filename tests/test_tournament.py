@@ -1,0 +1,421 @@
+"""The tournament runner (agents/tournament): seatings, determinism across workers and
+backends, resume after an interruption, forfeits, confidence intervals and the CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.tournament.cli import main, parse_agents
+from agents.tournament.config import TournamentConfig
+from agents.tournament.report import leaderboard_text, write_report
+from agents.tournament.runner import resolve_config, run_tournament
+from agents.tournament.schedule import schedule, seatings_for_deal
+from agents.tournament.stats import bootstrap_ratio, summarize
+from agents.tournament.storage import ResultStore
+from mahjong_env import replay
+
+TESTING = "agents.tournament.testing"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def small(variant: str = "changchun", deals: int = 3, **kwargs) -> TournamentConfig:
+    agents = kwargs.pop("agents", (("rand", "random"), ("heur", "heuristic"), ("rand2", "random")))
+    return TournamentConfig(variant=variant, agents=tuple(agents), deals=deals, seed=kwargs.pop("seed", 11), **kwargs)
+
+
+def stored(db: Path) -> list[tuple]:
+    """Every hand's identity and outcome (not timings) in (deal, seating) order."""
+    conn = sqlite3.connect(db)
+    try:
+        hands = conn.execute(
+            "SELECT deal, seating, deal_seed, outcome, winner, result, record, forfeit_agent, forfeit_kind "
+            "FROM hands ORDER BY deal, seating"
+        ).fetchall()
+        seats = conn.execute(
+            "SELECT deal, seating, seat, agent, points FROM seats ORDER BY deal, seating, seat"
+        ).fetchall()
+    finally:
+        conn.close()
+    return hands + seats
+
+
+# ---------------------------------------------------------------------- schedule
+
+
+@pytest.mark.parametrize("num_agents", [2, 3, 4])
+def test_duplicate_seating_covers_every_seat_of_every_deal(num_agents):
+    for deal in range(12):
+        seatings = seatings_for_deal(num_agents, "duplicate", deal, seed=5)
+        for agent in range(num_agents):
+            assert {seat for s in seatings for seat in range(4) if s[seat] == agent} == {0, 1, 2, 3}
+        per_seat = [Counter(s[seat] for s in seatings) for seat in range(4)]
+        assert all(len(set(c.values())) == 1 and len(c) == num_agents for c in per_seat)  # equally often
+
+
+def test_duplicate_four_agents_balances_neighbours_over_six_deals():
+    before = Counter()
+    for deal in range(6):
+        for s in seatings_for_deal(4, "duplicate", deal, seed=0):
+            before.update((s[i], s[(i + 1) % 4]) for i in range(4))
+    assert len(before) == 12 and len(set(before.values())) == 1
+
+
+@pytest.mark.parametrize("num_agents", [5, 6])
+def test_more_than_four_agents_meet_pairwise_equally(num_agents):
+    block = len(list(itertools.combinations(range(num_agents), 4)))
+    meetings, played = Counter(), Counter()
+    for deal in range(2 * block):
+        seatings = seatings_for_deal(num_agents, "duplicate", deal, seed=3)
+        table = set(seatings[0])
+        assert len(table) == 4
+        for agent in table:  # each seat of the deal, as with four entrants
+            assert {seat for s in seatings for seat in range(4) if s[seat] == agent} == {0, 1, 2, 3}
+        played.update(table)
+        meetings.update(itertools.combinations(sorted(table), 2))
+    assert len(set(played.values())) == 1
+    assert len(meetings) == num_agents * (num_agents - 1) // 2 and len(set(meetings.values())) == 1
+
+
+@pytest.mark.parametrize("num_agents", [2, 3, 4, 6])
+def test_random_seats_draws_a_valid_table(num_agents):
+    for deal in range(20):
+        (seating,) = seatings_for_deal(num_agents, "random-seats", deal, seed=1)
+        assert len(seating) == 4 and set(seating) <= set(range(num_agents))
+        assert len(set(seating)) == min(num_agents, 4)
+
+
+def test_schedule_is_a_function_of_the_seed():
+    config = small(deals=4)
+    assert schedule(config) == schedule(config)
+    other = schedule(TournamentConfig(**{**config.__dict__, "seed": 12}))
+    assert [t.deal_seed for t in other] != [t.deal_seed for t in schedule(config)]
+    assert schedule(config)[:6] == schedule(TournamentConfig(**{**config.__dict__, "deals": 9}))[:6]
+
+
+# ---------------------------------------------------------------------- determinism
+
+
+def test_same_results_with_zero_one_and_two_workers(tmp_path):
+    config = small(deals=2)
+    results = []
+    for workers in (0, 1, 2):
+        db = tmp_path / f"w{workers}.sqlite"
+        summary = run_tournament(config, db, workers=workers)
+        assert summary.hands_played == 12
+        results.append(stored(db))
+    assert results[0] == results[1] == results[2]
+
+
+def test_same_results_with_ray(tmp_path):
+    pytest.importorskip("ray")
+    config = small(variant="xinjiang", deals=2)
+    run_tournament(config, tmp_path / "local.sqlite", workers=0)
+    run_tournament(config, tmp_path / "ray.sqlite", workers=2, backend="ray")
+    assert stored(tmp_path / "local.sqlite") == stored(tmp_path / "ray.sqlite")
+
+
+def test_resume_after_an_exception_gives_the_uninterrupted_results(tmp_path):
+    config = small(deals=3)
+    run_tournament(config, tmp_path / "full.sqlite", workers=0)
+    full = stored(tmp_path / "full.sqlite")
+
+    class Stop(Exception):
+        pass
+
+    count = 0
+
+    def stop_after_five(hand):
+        nonlocal count
+        count += 1
+        if count == 5:
+            raise Stop
+
+    db = tmp_path / "cut.sqlite"
+    with pytest.raises(Stop):
+        run_tournament(config, db, workers=2, on_hand=stop_after_five)
+    assert len(ResultStore(db).done()) == 5
+    resumed = resolve_config(db, None, resume=True, given_fields=set())
+    summary = run_tournament(resumed, db, workers=2)
+    assert stored(db) == full
+    assert summary.hands_played == 18
+    reference = run_tournament(config, tmp_path / "full.sqlite", workers=0)  # nothing left to play
+    assert [a.__dict__ for a in summary.agents] != [] and [a.mean for a in summary.agents] == [
+        a.mean for a in reference.agents
+    ]
+    assert [(a.ci_low, a.ci_high, a.ordinal) for a in summary.agents] == [
+        (a.ci_low, a.ci_high, a.ordinal) for a in reference.agents
+    ]
+
+
+def test_killing_the_cli_and_resuming_loses_and_repeats_nothing(tmp_path):
+    args = [
+        "--variant",
+        "changchun",
+        "--agents",
+        "random",
+        "heuristic",
+        "--hands",
+        "40",
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-report",
+    ]
+    full = tmp_path / "full.sqlite"
+    assert main(args + ["--workers", "0", "--db", str(full)]) == 0
+    db = tmp_path / "killed.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.tournament", *args, "--workers", "1", "--db", str(db)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        count = 0
+        while count < 8 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+            try:
+                with sqlite3.connect(db, timeout=5) as conn:
+                    count = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+            except sqlite3.OperationalError:
+                count = 0
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    with sqlite3.connect(db) as conn:
+        cut = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+    assert 8 <= cut < 48, "the run was not interrupted midway"
+    assert main(["--db", str(db), "--resume", "--workers", "2", "--quiet", "--no-report"]) == 0
+    assert stored(db) == stored(full)
+
+
+# ---------------------------------------------------------------------- faults
+
+
+def test_crashing_slow_and_illegal_agents_forfeit_and_the_tournament_goes_on(tmp_path):
+    config = small(
+        deals=2,
+        agents=(
+            ("rand", "random"),
+            ("crash", f"{TESTING}:CrashingAgent"),
+            ("slow", f"{TESTING}:SlowAgent"),
+            ("illegal", f"{TESTING}:IllegalAgent"),
+        ),
+        move_timeout=0.5,
+    )
+    db = tmp_path / "faults.sqlite"
+    summary = run_tournament(config, db, workers=2)
+    assert summary.hands_played == 8 and not summary.failures
+    store = ResultStore(db)
+    kinds = Counter()
+    for hand in store.hands():
+        forfeit = hand["forfeit"]
+        if forfeit is None:
+            continue
+        kinds[(forfeit["agent"], forfeit["kind"])] += 1
+        seat = forfeit["seat"]
+        assert hand["seats"][seat] == forfeit["agent"]
+        assert hand["result"]["outcome"] == "illegal"
+        # the env's illegal outcome: the offender pays 1 point to each other seat
+        assert hand["result"]["deltas"] == [-3.0 if s == seat else 1.0 for s in range(4)]
+    assert set(kinds) <= {("crash", "crash"), ("slow", "timeout"), ("illegal", "illegal")}
+    assert kinds  # the third decision of the first misbehaving agent to reach it ends each hand
+    messages = [f["message"] for f in summary.forfeits]
+    assert any("CrashingAgent crashes on purpose" in m for m in messages if "Traceback" in m)
+    assert "Forfeits:" in leaderboard_text(summary)
+    run_tournament(config, tmp_path / "inline.sqlite", workers=0)
+    assert stored(tmp_path / "inline.sqlite") == stored(db)  # forfeits are as reproducible as hands
+
+
+def test_slow_agent_is_interrupted_at_the_time_limit(tmp_path):
+    config = small(deals=1, agents=(("slow", f"{TESTING}:SlowAgent"), ("rand", "random")), move_timeout=0.2)
+    started = time.monotonic()
+    summary = run_tournament(config, tmp_path / "slow.sqlite", workers=0)
+    assert time.monotonic() - started < 1.5  # SlowAgent sleeps 1 s per hand without the alarm
+    assert {f["kind"] for f in summary.forfeits} == {"timeout"} and len(summary.forfeits) == 2
+
+
+def test_a_killed_worker_hand_is_played_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAHJONG_TOURNAMENT_DIE_ONCE", str(tmp_path / "died"))
+    config = small(deals=2, agents=(("die", f"{TESTING}:DieOnceAgent"), ("rand", "random")))
+    summary = run_tournament(config, tmp_path / "die.sqlite", workers=1)
+    assert (tmp_path / "died").exists()
+    assert summary.hands_played == 4 and not summary.failures and not summary.forfeits
+    monkeypatch.delenv("MAHJONG_TOURNAMENT_DIE_ONCE")
+    run_tournament(config, tmp_path / "clean.sqlite", workers=0)
+    assert stored(tmp_path / "die.sqlite") == stored(tmp_path / "clean.sqlite")
+
+
+# ---------------------------------------------------------------------- statistics
+
+
+def test_intervals_cover_the_true_edge_at_the_nominal_rate():
+    """200 simulated duplicate tournaments (2 entrants, 40 deals × ABAB/BABA): per-seat wall luck
+    shared by both seatings, a skill edge of +0.5 points per hand for A, skewed noise (big
+    wins), zero-sum hands. A's interval should cover +0.5 and A − B's +1.0 about 95% of the time."""
+    config = TournamentConfig(variant="changchun", agents=(("a", "random"), ("b", "random")), deals=40)
+    rng = np.random.default_rng(7)
+    edge, runs = 0.5, 200
+    covered_mean = covered_pair = 0
+    drawn = {"outcome": "draw", "winner": None, "method": None, "total_fan": 0}
+    for _ in range(runs):
+        hands = []
+        for deal in range(40):
+            luck = rng.normal(0, 2, 4) + rng.exponential(3, 4) * (rng.random(4) < 0.25)
+            for seating, seats in enumerate((("a", "b", "a", "b"), ("b", "a", "b", "a"))):
+                skill = np.array([edge if s == "a" else -edge for s in seats])
+                points = luck + skill + rng.exponential(2, 4) * (rng.random(4) < 0.3)
+                hands.append(
+                    {
+                        "deal": deal, "seating": seating, "seats": list(seats), "points": list(points - points.mean()),
+                        "result": drawn, "feeder": None, "forfeit": None, "decisions": [1] * 4, "think_time": [0.0] * 4,
+                    }
+                )  # fmt: skip
+        summary = summarize(config, hands, hands_expected=80, resamples=1000)
+        a = next(s for s in summary.agents if s.name == "a")
+        covered_mean += a.ci_low <= edge <= a.ci_high
+        (pair,) = summary.pairs
+        low, high = (pair.ci_low, pair.ci_high) if pair.a == "a" else (-pair.ci_high, -pair.ci_low)
+        covered_pair += low <= 2 * edge <= high
+    assert 0.9 <= covered_mean / runs <= 0.99
+    assert 0.9 <= covered_pair / runs <= 0.99
+
+
+def test_bootstrap_interval_of_a_constant_and_of_too_few_deals():
+    estimate, low, high = bootstrap_ratio(np.full(10, 2.0), np.ones(10))
+    assert estimate[0] == low[0] == high[0] == 2.0
+    estimate, low, high = bootstrap_ratio(np.array([3.0]), np.ones(1))
+    assert estimate[0] == 3.0 and np.isnan(low[0]) and np.isnan(high[0])
+
+
+def test_summary_statistics_on_known_hands():
+    config = TournamentConfig(variant="changchun", agents=(("a", "random"), ("b", "random")), deals=2)
+    win = {"outcome": "win", "winner": 0, "method": "discard", "total_fan": 3, "deltas": [], "kong_deltas": []}
+    draw = {"outcome": "draw", "winner": None, "method": None, "total_fan": 0}
+    hands = []
+    for deal, (first, second) in enumerate([((8.0, -4.0, 0.0, -4.0), (0.0, 0.0, 0.0, 0.0))] * 2):
+        for seating, (pts, result, feeder) in enumerate([(first, win, 1), (second, draw, None)]):
+            seats = ["a", "b", "a", "b"] if seating == 0 else ["b", "a", "b", "a"]
+            hands.append(
+                {
+                    "deal": deal, "seating": seating, "seats": seats, "points": list(pts), "result": result,
+                    "feeder": feeder, "forfeit": None, "decisions": [1] * 4, "think_time": [0.001] * 4,
+                }
+            )  # fmt: skip
+    summary = summarize(config, hands, hands_expected=4)
+    a, b = summary.agents
+    assert (a.name, b.name) == ("a", "b")
+    assert a.mean == pytest.approx(2.0) and b.mean == pytest.approx(-2.0)  # 8 points over 4 seat-hands a deal
+    assert a.win_rate == pytest.approx(0.25) and b.win_rate == 0
+    assert b.deal_in_rate == pytest.approx(0.25) and a.deal_in_rate == 0
+    assert a.draw_rate == pytest.approx(0.5) and a.average_fan == 3
+    assert a.ms_per_move == pytest.approx(1.0)
+    (pair,) = summary.pairs
+    assert (pair.a, pair.b, pair.diff, pair.deals) == ("a", "b", pytest.approx(4.0), 2)
+    assert a.mu > b.mu
+
+
+# ---------------------------------------------------------------------- storage and report
+
+
+def test_export_jsonl_replays_and_report_is_written(tmp_path):
+    config = small(deals=2, agents=(("rand", "random"), ("heur", "heuristic"), ("crash", f"{TESTING}:CrashingAgent")))
+    db = tmp_path / "t.sqlite"
+    summary = run_tournament(config, db, workers=0)
+    with ResultStore(db) as store:
+        assert store.export_jsonl(tmp_path / "hands.jsonl") == 12
+        lines = [json.loads(line) for line in (tmp_path / "hands.jsonl").read_text().splitlines()]
+        for line, hand in zip(lines, store.hands()):
+            assert line["tournament"]["points"] == hand["points"]
+            if hand["forfeit"] is None:
+                assert replay(line) == [hand["result"]]
+        page = write_report(summary, store, tmp_path / "report")
+    assert page.exists() and "heur" in page.read_text()
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## Notable hands" in text and "largest win" in text
+    assert (tmp_path / "report" / "points.png").stat().st_size > 0
+    assert (tmp_path / "report" / "rating.png").stat().st_size > 0
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def test_parse_agents_names_and_numbers_duplicates():
+    assert parse_agents(["random", "h=heuristic", "torch:ckpt/changchun.pt", "pkg.mod:MyAgent", "random"]) == (
+        ("random-1", "random"),
+        ("h", "heuristic"),
+        ("changchun", "torch:ckpt/changchun.pt"),
+        ("MyAgent", "pkg.mod:MyAgent"),
+        ("random-2", "random"),
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--variant", "changchun", "--agents", "random", "nosuchagent"], "nosuchagent"),
+        (["--variant", "changchun", "--agents", "random", "no.such.module:Agent"], "cannot import"),
+        (["--variant", "changchun", "--agents", "random", "torch:missing.pt"], "missing.pt"),
+        (["--variant", "changchun", "--agents", "random"], "at least two"),
+        (["--variant", "changchun", "--agents", "a=random", "a=heuristic"], "given twice"),
+        (["--variant", "changchun", "--agents", "random", "heuristic", "--hands", "0"], "positive"),
+        (["--variant", "changchun", "--agents", "random", "heuristic", "--move-timeout", "-1"], "timeout"),
+        (["--variant", "changchun", "--agents", "random", "heuristic", "--rule", "no_such_rule=1"], "no_such_rule"),
+        (["--agents", "random", "heuristic"], "--variant"),
+        (["--variant", "changchun", "--agents", "random", "heuristic", "--workers", "-2"], "--workers"),
+        (["--resume"], "--db"),
+    ],
+)
+def test_cli_bad_input_fails_before_anything_runs(tmp_path, capsys, args, message):
+    db = tmp_path / "x.sqlite"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--db", str(db), "--quiet"] if "--resume" not in args else args)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not db.exists()
+
+
+def test_cli_refuses_to_overwrite_and_checks_resume_options(tmp_path, capsys):
+    db = tmp_path / "x.sqlite"
+    base = ["--variant", "changchun", "--agents", "random", "random", "--hands", "1", "--db", str(db), "--quiet"]
+    assert main(base + ["--workers", "0", "--no-report"]) == 0
+    with pytest.raises(SystemExit):
+        main(base)
+    assert "--resume" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--db", str(db), "--resume", "--seed", "99", "--quiet"])
+    assert "seed" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--db", str(tmp_path / "none.sqlite"), "--resume", "--quiet"])
+    assert "no database" in capsys.readouterr().err
+    assert main(["--db", str(db), "--resume", "--hands", "2", "--workers", "0", "--quiet", "--no-report"]) == 0
+    assert len(ResultStore(db).done()) == 4
+
+
+def test_console_script_runs_a_short_tournament(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "xinjiang", "--agents", "random", "heuristic",
+         "--hands", "2", "--workers", "0", "--db", "r.sqlite", "--report", "out", "--export-jsonl", "h.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "heuristic" in result.stdout and "95% CI" in result.stdout
+    assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "h.jsonl").exists()
+    bad = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "mars", "--agents", "random", "random"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "mars" in bad.stderr
