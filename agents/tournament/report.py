@@ -173,7 +173,7 @@ def _plots(summary: Summary, out: Path) -> list[str]:
     files = []
     agents = [a for a in summary.agents if not math.isnan(a.mean)]
     if agents:
-        fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(agents) + 2), 3.6))
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(agents) + 2), 3.6))
         means = [a.mean for a in agents]
         low = [a.mean - a.ci_low if not math.isnan(a.ci_low) else 0 for a in agents]
         high = [a.ci_high - a.mean if not math.isnan(a.ci_high) else 0 for a in agents]
@@ -181,7 +181,7 @@ def _plots(summary: Summary, out: Path) -> list[str]:
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xticks(range(len(agents)), [a.name for a in agents], rotation=20)
         ax.set_ylabel("mean points per hand")
-        ax.set_title(f"Mean points per hand, {round(100 * summary.confidence)}% CI (bootstrap over deals)")
+        ax.set_title(f"Mean points per hand, {round(100 * summary.confidence)}% CI\n(bootstrap over deals)")
         fig.tight_layout()
         fig.savefig(out / "points.png", dpi=110)
         plt.close(fig)
