@@ -14,6 +14,7 @@ a real choice are ever asked (R5, R6).
 from __future__ import annotations
 
 from collections import deque
+from itertools import compress
 from typing import Any
 
 from mahjong_env import actions as A
@@ -25,6 +26,7 @@ __all__ = ["Game", "Window"]
 
 _CHOW_OFFSETS = {A.CHOW_LOW: (1, 2), A.CHOW_MID: (-1, 1), A.CHOW_HIGH: (-2, -1)}
 _SPECIAL_BY_ACTION = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
+_DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
 
 
 class Window:
@@ -159,7 +161,7 @@ class Game:
         if locked and st.drawn is not None:
             acts.append(A.DISCARD + st.drawn)
         else:
-            acts.extend(A.DISCARD + t for t in range(34) if counts[t])
+            acts.extend(compress(_DISCARDS, counts))
         if not st.ready and rules.may_declare_ready(self, seat):
             mask = rules.ready_discards(self, seat)
             while mask:
@@ -178,7 +180,8 @@ class Game:
         if st.ready and only is None:
             return []
         acts = []
-        for t in range(34) if only is None else (only,):
+        kinds = range(34) if only is None else (only,)
+        for t in kinds if 4 in counts else ():  # a concealed kong needs four of a kind in hand
             if counts[t] == 4 and rules.kong_allowed(self, seat, "concealed_kong", t):
                 acts.append(A.CONCEALED_KONG + t)
         for meld in st.melds:

@@ -124,7 +124,7 @@ class XinjiangRules(RuleSet):
         counts = st.counts
         candidates = hand.ready_discards(counts)
         closed = not st.melds and self.config.allow_seven_pairs
-        if closed and sum(c >> 1 for c in counts) >= 6:
+        if closed and counts.count(2) + counts.count(3) + 2 * counts.count(4) >= 6:  # pairs, as sum(c >> 1)
             for t in range(34):
                 if counts[t] and not candidates >> t & 1:
                     counts[t] -= 1

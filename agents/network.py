@@ -1,0 +1,185 @@
+"""The policy-value network of `TorchAgent` and the training scripts, and its checkpoint format.
+
+Input: the observation planes of `mahjong_env.observation` (``(NUM_CHANNELS, 34)``): rows
+0–135 are planes over the 34 tile kinds, the last three rows hold scalar features.
+
+Trunk: the tile planes are laid out per group (m, p, s, z) with zero columns between groups so
+that the 1-D convolutions over tile ranks never mix suits, then a 1-D convolution and
+``blocks`` residual blocks (kernel 3); the scalar features go through a small MLP; both meet in
+a fully connected layer of width ``hidden``.
+
+Heads: policy logits over the 182 actions (a linear layer on the shared features, plus for the
+five tile-indexed action families (discard, ready, concealed kong, added kong, special add) a
+per-tile logit read from the convolution features at that tile's column) and a scalar value.
+Illegal actions are masked with `masked_logits` before any softmax or argmax.
+
+Checkpoints are data only (loadable with ``torch.load(path, weights_only=True)``)::
+
+    {"format": 1, "state_dict": {name: tensor}, "arch": {"channels", "blocks", "hidden"},
+     "obs_shape": [139, 34], "num_actions": 182, "variant": "changchun", "metadata": {...}}
+
+``metadata`` holds plain values only (how the checkpoint was trained).
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from mahjong_env.actions import CHOW_LOW, NUM_ACTIONS
+from mahjong_env.observation import NUM_CHANNELS
+from mahjong_env.tiles import NUM_KINDS
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "PolicyNetwork",
+    "StateCritic",
+    "load_checkpoint",
+    "masked_logits",
+    "save_checkpoint",
+]
+
+CHECKPOINT_FORMAT = 1
+SCALAR_ROWS = 3
+TILE_PLANES = NUM_CHANNELS - SCALAR_ROWS
+SCALAR_SIZE = SCALAR_ROWS * NUM_KINDS
+TILE_FAMILIES = CHOW_LOW // NUM_KINDS  # discard, ready, concealed_kong, added_kong, special_add
+_GROUP_WIDTH = 11  # one zero column, up to nine ranks, zero columns
+
+
+def _layout() -> tuple[list[int], list[int]]:
+    """Column → tile kind (NUM_KINDS = a zero column) and tile kind → column."""
+    columns: list[int] = []
+    where = [0] * NUM_KINDS
+    for start, size in ((0, 9), (9, 9), (18, 9), (27, 7)):
+        group = [NUM_KINDS] * _GROUP_WIDTH
+        for r in range(size):
+            group[1 + r] = start + r
+            where[start + r] = len(columns) + 1 + r
+        columns.extend(group)
+    return columns, where
+
+
+class _Residual(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(channels, channels, 3, padding=1)
+        self.conv2 = nn.Conv1d(channels, channels, 3, padding=1)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv1(x)) * keep
+        return torch.relu(x + self.conv2(y)) * keep
+
+
+class PolicyNetwork(nn.Module):
+    """Observation planes → (masked-later policy logits over 182 actions, value)."""
+
+    def __init__(self, channels: int = 32, blocks: int = 2, hidden: int = 256) -> None:
+        super().__init__()
+        self.channels, self.blocks, self.hidden = channels, blocks, hidden
+        columns, where = _layout()
+        self.register_buffer("columns", torch.tensor(columns), persistent=False)
+        self.register_buffer("tile_columns", torch.tensor(where), persistent=False)
+        keep = torch.tensor([0.0 if c == NUM_KINDS else 1.0 for c in columns])
+        self.register_buffer("keep", keep.view(1, 1, -1), persistent=False)
+        self.stem = nn.Conv1d(TILE_PLANES, channels, 3, padding=1)
+        self.tower = nn.ModuleList(_Residual(channels) for _ in range(blocks))
+        self.scalars = nn.Sequential(nn.Linear(SCALAR_SIZE, 64), nn.ReLU())
+        self.joint = nn.Sequential(nn.Linear(channels * len(columns) + 64, hidden), nn.ReLU())
+        self.policy = nn.Linear(hidden, NUM_ACTIONS)
+        self.tile_policy = nn.Conv1d(channels, TILE_FAMILIES, 1)
+        self.value = nn.Linear(hidden, 1)
+        nn.init.orthogonal_(self.policy.weight, 0.01)
+        nn.init.zeros_(self.policy.bias)
+        nn.init.orthogonal_(self.value.weight, 1.0)
+        nn.init.zeros_(self.value.bias)
+
+    def arch(self) -> dict[str, int]:
+        """The constructor arguments, stored in checkpoints."""
+        return {"channels": self.channels, "blocks": self.blocks, "hidden": self.hidden}
+
+    def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(shared features (B, hidden), per-tile convolution features (B, channels, 34))."""
+        batch = obs.shape[0]
+        planes = obs[:, :TILE_PLANES]
+        padded = torch.cat([planes, planes.new_zeros(batch, TILE_PLANES, 1)], dim=2)
+        x = padded.index_select(2, self.columns)
+        x = torch.relu(self.stem(x)) * self.keep
+        for block in self.tower:
+            x = block(x, self.keep)
+        scalars = self.scalars(obs[:, TILE_PLANES:].reshape(batch, SCALAR_SIZE))
+        shared = self.joint(torch.cat([x.flatten(1), scalars], dim=1))
+        return shared, x.index_select(2, self.tile_columns)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits (B, 182) and values (B,) for observations (B, NUM_CHANNELS, 34)."""
+        shared, per_tile = self.features(obs)
+        logits = self.policy(shared)
+        tile_logits = self.tile_policy(per_tile).flatten(1)  # (B, 5 * 34), family-major like the ids
+        logits = torch.cat([logits[:, : tile_logits.shape[1]] + tile_logits, logits[:, tile_logits.shape[1] :]], 1)
+        return logits, self.value(shared).squeeze(-1)
+
+
+class StateCritic(nn.Module):
+    """Centralised critic (training only): the env's privileged ``state()`` plus the learner's
+    seat (one-hot) → value. Never part of an agent checkpoint's policy."""
+
+    def __init__(self, state_size: int, hidden: int = 256) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(state_size + 4, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1)
+        )
+
+    def forward(self, state: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        onehot = torch.nn.functional.one_hot(seat.long(), 4).to(state.dtype)
+        return self.net(torch.cat([state, onehot], dim=1)).squeeze(-1)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with illegal actions (mask 0) set to a large negative number (finite: no NaN)."""
+    return logits.masked_fill(mask == 0, -1e9)
+
+
+def save_checkpoint(path: str | Path, network: PolicyNetwork, variant: str, metadata: dict[str, Any] | None = None) -> Path:
+    """Write a data-only checkpoint (see the module docstring); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "state_dict": {k: v.detach().cpu().clone() for k, v in network.state_dict().items()},
+        "arch": network.arch(),
+        "obs_shape": [NUM_CHANNELS, NUM_KINDS],
+        "num_actions": NUM_ACTIONS,
+        "variant": variant,
+        "metadata": dict(metadata or {}),
+    }
+    torch.save(payload, path)
+    return path
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[PolicyNetwork, dict[str, Any]]:
+    """(network in eval mode on ``device``, the checkpoint's other entries); ValueError if the
+    file is missing or not a checkpoint of this format and observation shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as error:  # not data-only, or not torch
+        raise ValueError(f"{str(path)!r} is not a data-only torch checkpoint: {error}") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "state_dict" not in payload:
+        raise ValueError(f"{str(path)!r} is not a mahjong policy checkpoint (format {CHECKPOINT_FORMAT})")
+    if list(payload.get("obs_shape", [])) != [NUM_CHANNELS, NUM_KINDS] or payload.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(
+            f"checkpoint {str(path)!r} was trained for observations {payload.get('obs_shape')} and "
+            f"{payload.get('num_actions')} actions; this environment has {[NUM_CHANNELS, NUM_KINDS]} and {NUM_ACTIONS}"
+        )
+    network = PolicyNetwork(**payload["arch"])
+    network.load_state_dict(payload["state_dict"])
+    network.to(device).eval()
+    meta = {k: v for k, v in payload.items() if k != "state_dict"}
+    return network, meta

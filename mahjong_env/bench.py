@@ -1,0 +1,431 @@
+"""Throughput benchmarks: ``python -m mahjong_env.bench`` (console script ``mahjong-bench``).
+
+Sections, for each variant (random legal play unless said otherwise):
+
+a. the wrapped PettingZoo AEC env (``<variant>_v0.env()``), single process: observation and
+   mask computed at every decision through ``env.last()``; hands/s, decisions/s, peak memory
+   (``ru_maxrss`` of the process, and tracemalloc's peak over a short separate run);
+b. the raw engine: ``Game.legal_actions()`` + ``Game.step()``, no observations;
+c. `mahjong_env.vector.VectorMahjong` with observations and masks, N = 1, 16, 64, 256 games,
+   one core (env time only: the random policy's own time is left out);
+d. `mahjong_env.workers.ParallelVectorMahjong` on every core (one worker per core);
+e. full self-play with the shipped network (``agents/checkpoints/<variant>.pt``) choosing
+   every action on CPU, batched over the games; skipped with a message when it is absent
+   (``--checkpoint`` names another, ``--untrained-net`` times a freshly built network).
+
+Rates are wall-clock; "cpu" columns divide by this process's CPU time instead, which is less
+disturbed by other jobs on a shared machine. Each variant is warmed up first (the hand
+analysis tables fill lazily). This is a command, not a test: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "main",
+    "machine_info",
+    "bench_aec",
+    "bench_engine",
+    "bench_vector",
+    "bench_parallel",
+    "bench_selfplay",
+    "profile_breakdown",
+]
+
+VARIANTS = ("xinjiang", "changchun")
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, core count, Python and numpy versions, load average."""
+    model = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "cpu": model,
+        "cores": cores,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+    }
+
+
+def _rss_mb() -> float:
+    """Resident memory now, from /proc/self/statm (0 where there is none)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _raw_env(variant: str) -> Any:
+    from mahjong_env.vector import variant_class
+
+    return variant_class(variant)
+
+
+def _rates(decisions: int, hands: int, wall: float, cpu: float) -> dict[str, float]:
+    return {
+        "decisions": decisions,
+        "hands": hands,
+        "seconds": round(wall, 3),
+        "decisions_per_s": decisions / wall,
+        "hands_per_s": hands / wall,
+        "cpu_decisions_per_s": decisions / cpu if cpu > 0 else float("nan"),
+    }
+
+
+def _play_aec(env: Any, rng: np.random.Generator, seeds: range) -> int:
+    decisions = 0
+    for seed in seeds:
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            decisions += 1
+    return decisions
+
+
+def bench_aec(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
+    """(a) The wrapped AEC env, ``hands`` hands of random legal play."""
+    cls = _raw_env(variant)
+    from mahjong_env import changchun_v0, xinjiang_v0
+
+    module = {"xinjiang_v0": xinjiang_v0, "changchun_v0": changchun_v0}[cls.metadata["name"]]
+    env = module.env()
+    rng = np.random.default_rng(seed)
+    rss_before = _rss_mb()
+    wall, cpu = time.perf_counter(), time.process_time()
+    decisions = _play_aec(env, rng, range(seed, seed + hands))
+    out = _rates(decisions, hands, time.perf_counter() - wall, time.process_time() - cpu)
+    tracemalloc.start()
+    _play_aec(module.env(), rng, range(seed + hands, seed + hands + min(hands, 10)))
+    out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_growth_mb"] = _rss_mb() - rss_before
+    return out
+
+
+def bench_engine(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
+    """(b) The raw engine: ``legal_actions`` + ``step``, no observations."""
+    from mahjong_env.engine.game import Game
+    from mahjong_env.engine.state import Phase
+    from mahjong_env.wall import first_dealer, shuffled_deal
+
+    cls = _raw_env(variant)
+    env = cls()
+    game = Game(env.rules, 1)
+    silver = [float(getattr(env.config, "starting_silver", 0.0))] * 4
+    rng = np.random.default_rng(seed)
+    over = Phase.OVER
+    decisions = 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    for s in range(seed, seed + hands):
+        dealer = first_dealer(s)
+        game.start_match(s, dealer, silver)
+        hand, wall_tiles = shuffled_deal(s, 0, dealer)
+        game.start_hand(hand, wall_tiles)
+        while game.phase != over:
+            legal = game.legal_actions()
+            game.step(legal[rng.integers(len(legal))])
+            decisions += 1
+    return _rates(decisions, hands, time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def _random_policy(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        scores = rng.random(masks.shape, dtype=np.float32)
+        scores *= masks
+        return scores.argmax(axis=1)
+
+    return policy
+
+
+def _drive(venv: Any, policy: Callable[[np.ndarray, np.ndarray], np.ndarray], seconds: float) -> dict[str, Any]:
+    """Step ``venv`` for about ``seconds``; times the env's own steps apart from the policy."""
+    obs, masks, _ = venv.reset()
+    n = venv.num_envs
+    steps = hands = 0
+    env_wall = env_cpu = 0.0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        actions = policy(obs, masks)
+        wall, cpu = time.perf_counter(), time.process_time()
+        obs, masks, _, _, _, infos = venv.step(actions)
+        env_wall += time.perf_counter() - wall
+        env_cpu += time.process_time() - cpu
+        steps += 1
+        hands += sum(1 for info in infos if "result" in info)
+    total = time.perf_counter() - start
+    out = _rates(steps * n, hands, env_wall, env_cpu)
+    out["num_envs"] = n
+    out["loop_decisions_per_s"] = steps * n / total
+    return out
+
+
+def bench_vector(variant: str, num_envs: int, seconds: float, seed: int = 0) -> dict[str, Any]:
+    """(c) `VectorMahjong` of ``num_envs`` games, one core."""
+    from mahjong_env.vector import VectorMahjong
+
+    return _drive(VectorMahjong(variant, num_envs, seed=seed), _random_policy(np.random.default_rng(seed)), seconds)
+
+
+def bench_parallel(variant: str, num_envs: int, workers: int, seconds: float, seed: int = 0) -> dict[str, Any]:
+    """(d) `ParallelVectorMahjong`, ``workers`` local processes (wall-clock rates only)."""
+    from mahjong_env.workers import ParallelVectorMahjong
+
+    with ParallelVectorMahjong(variant, num_envs, num_workers=workers, seed=seed) as venv:
+        out = _drive(venv, _random_policy(np.random.default_rng(seed)), seconds)
+    out["workers"] = workers
+    out.pop("cpu_decisions_per_s")
+    return out
+
+
+def bench_selfplay(
+    variant: str, num_envs: int, seconds: float, checkpoint: str | None, untrained: bool, threads: int, seed: int = 0
+) -> dict[str, Any]:
+    """(e) Self-play with a policy network choosing every action (greedy, CPU)."""
+    try:
+        import torch
+    except ImportError:
+        return {"skipped": "PyTorch is not installed (pip install -e '.[train]')"}
+    from agents.network import PolicyNetwork, load_checkpoint, masked_logits
+    from mahjong_env.vector import VectorMahjong
+
+    name = _raw_env(variant).metadata["name"].removesuffix("_v0")
+    path = (
+        Path(checkpoint)
+        if checkpoint
+        else Path(__file__).resolve().parent.parent / "agents" / "checkpoints" / f"{name}.pt"
+    )
+    if path.exists():
+        network, _ = load_checkpoint(path, "cpu")
+        source = str(path)
+    elif untrained:
+        network, source = PolicyNetwork(), "untrained PolicyNetwork() (default architecture)"
+    else:
+        return {
+            "skipped": f"no checkpoint at {path} (pass --checkpoint PATH, or --untrained-net to time a fresh network)"
+        }
+    network.eval()
+    torch.set_num_threads(threads)
+    net_time = [0.0]
+
+    def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        with torch.inference_mode():
+            logits, _ = network(torch.from_numpy(obs))
+            actions = masked_logits(logits, torch.from_numpy(masks)).argmax(dim=1).numpy()
+        net_time[0] += time.perf_counter() - start
+        return actions
+
+    venv = VectorMahjong(variant, num_envs, seed=seed)
+    out = _drive(venv, policy, seconds)
+    decisions = out["decisions"]
+    out["network"] = source
+    out["torch_threads"] = threads
+    out["network_decisions_per_s"] = decisions / net_time[0] if net_time[0] else float("nan")
+    out["selfplay_decisions_per_s"] = out["loop_decisions_per_s"]
+    out["selfplay_hands_per_s"] = out["hands"] / (out["seconds"] + net_time[0])
+    return out
+
+
+def profile_breakdown(variant: str, num_envs: int = 64, steps: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """cProfile of `VectorMahjong.step` under random play: per-decision cost by part.
+
+    Parts (microseconds per decision, profiled, so inflated by the profiler; ``share`` is the
+    fraction of the profiled step time): ``legal_actions`` (`Game._compute_legal`),
+    ``engine_step`` (`Game.step`, hand ends and resets included), ``hand_analysis`` (every
+    function of `mahjong_env.hand`, wherever called from: a part of the first two),
+    ``observation`` (`encode_batch`), ``masks_and_batching`` (the rest of `VectorMahjong.step`).
+    """
+    import cProfile
+    import pstats
+
+    from mahjong_env.vector import VectorMahjong
+
+    venv = VectorMahjong(variant, num_envs, seed=seed)
+    policy = _random_policy(np.random.default_rng(seed))
+    obs, masks, _ = venv.reset()
+    for _ in range(steps):  # warm the lazy hand tables first
+        obs, masks, *_ = venv.step(policy(obs, masks))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        obs, masks, *_ = venv.step(policy(obs, masks))
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+
+    def cumulative(file_end: str, name: str) -> float:
+        return sum(v[3] for (f, _, n), v in stats.items() if f.endswith(file_end) and n == name)
+
+    decisions = steps * num_envs
+    total = cumulative("vector.py", "step")
+    parts = {
+        "legal_actions": cumulative("game.py", "_compute_legal"),
+        "engine_step": cumulative("game.py", "step"),
+        "observation": cumulative("observation.py", "encode_batch"),
+    }
+    parts["masks_and_batching"] = total - sum(parts.values())
+    hand = sum(v[2] for (f, _, _), v in stats.items() if "/hand/" in f)
+    top = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)[:15]
+    return {
+        "num_envs": num_envs,
+        "decisions": decisions,
+        "profiled_us_per_decision": 1e6 * total / decisions,
+        "parts_us": {k: 1e6 * v / decisions for k, v in parts.items()},
+        "share": {k: v / total for k, v in parts.items()},
+        "hand_analysis_us": 1e6 * hand / decisions,
+        "hand_analysis_share": hand / total,
+        "top_functions": [
+            {
+                "function": f"{Path(f).name}:{line}({n})",
+                "calls_per_decision": v[1] / decisions,
+                "own_us_per_decision": 1e6 * v[2] / decisions,
+            }
+            for (f, line, n), v in top
+        ],
+    }
+
+
+def _print_profile(variant: str, prof: dict[str, Any]) -> None:
+    print(
+        f"profile {variant}, VectorMahjong N={prof['num_envs']}, {prof['decisions']:,} decisions "
+        f"({prof['profiled_us_per_decision']:.1f} us/decision under cProfile):"
+    )
+    for key, us in prof["parts_us"].items():
+        print(f"  {key:<20} {us:7.1f} us  {100 * prof['share'][key]:5.1f} %")
+    print(
+        f"  {'(hand analysis)':<20} {prof['hand_analysis_us']:7.1f} us  {100 * prof['hand_analysis_share']:5.1f} %"
+        "  (inside legal_actions and engine_step)"
+    )
+    print("  top functions by own time:")
+    for row in prof["top_functions"]:
+        print(f"    {row['own_us_per_decision']:6.2f} us  {row['calls_per_decision']:5.2f} calls  {row['function']}")
+
+
+def _warm_up(variant: str, hands: int) -> None:
+    bench_engine(variant, hands, seed=10**6)
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    m = report["machine"]
+    print(
+        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}, load average {m['load_average']}"
+    )
+    print(f"{'variant':<10} {'section':<34} {'decisions/s':>12} {'cpu dec/s':>10} {'hands/s':>9}  notes")
+    entries = [(label, variant, row) for variant, rows in report["variants"].items() for label, row in rows.items()]
+    entries.sort(key=lambda e: e[0][0])  # by section letter; stable within a section
+    for label, variant, row in entries:
+        if "skipped" in row:
+            print(f"{variant:<10} {label:<34} {'-':>12} {'-':>10} {'-':>9}  skipped: {row['skipped']}")
+            continue
+        rate = row.get("selfplay_decisions_per_s", row["decisions_per_s"])
+        hands = row.get("selfplay_hands_per_s", row["hands_per_s"])
+        cpu = row.get("cpu_decisions_per_s")
+        notes = []
+        if "peak_rss_mb" in row:
+            notes.append(
+                f"peak RSS {row['peak_rss_mb']:.0f} MB (+{row['rss_growth_mb']:.1f} MB in the run), "
+                f"tracemalloc peak {row['tracemalloc_peak_mb']:.2f} MB"
+            )
+        if "loop_decisions_per_s" in row and "network" not in row:
+            notes.append(f"with random policy {row['loop_decisions_per_s']:,.0f}/s")
+        if "network" in row:
+            notes.append(
+                f"network alone {row['network_decisions_per_s']:,.0f}/s, {row['torch_threads']} torch thread(s); {row['network']}"
+            )
+        cpu_text = f"{cpu:>10,.0f}" if cpu is not None else f"{'-':>10}"
+        print(f"{variant:<10} {label:<34} {rate:>12,.0f} {cpu_text} {hands:>9,.1f}  {'; '.join(notes)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mahjong-bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", choices=(*VARIANTS, "both"), default="both")
+    parser.add_argument("--hands", type=int, default=200, help="hands for the AEC and raw-engine sections")
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="time per batched / parallel / self-play measurement"
+    )
+    parser.add_argument("--sizes", default="1,16,64,256", help="batch sizes N for section c")
+    parser.add_argument("--workers", type=int, default=None, help="workers for section d (default: every core)")
+    parser.add_argument("--envs-per-worker", type=int, default=64, help="games per worker in section d")
+    parser.add_argument("--selfplay-envs", type=int, default=64, help="games in section e")
+    parser.add_argument(
+        "--checkpoint", default=None, help="network for section e (default agents/checkpoints/<variant>.pt)"
+    )
+    parser.add_argument(
+        "--untrained-net", action="store_true", help="section e with a fresh network when no checkpoint exists"
+    )
+    parser.add_argument("--torch-threads", type=int, default=1, help="PyTorch CPU threads in section e")
+    parser.add_argument(
+        "--warmup-hands", type=int, default=200, help="raw-engine hands played first to fill the hand tables"
+    )
+    parser.add_argument("--sections", default="abcde", help="which sections to run, e.g. 'ac'")
+    parser.add_argument("--profile", action="store_true", help="also print a cProfile breakdown of VectorMahjong N=64")
+    parser.add_argument("--json", dest="json_path", default=None, help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    variants = VARIANTS if args.variant == "both" else (args.variant,)
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+    info = machine_info()
+    workers = args.workers or int(info["cores"] or 1)
+    report: dict[str, Any] = {"machine": info, "args": vars(args), "variants": {v: {} for v in variants}}
+    for variant in variants:
+        _warm_up(variant, args.warmup_hands)
+    # section by section, so that section a runs before PyTorch is imported (peak memory)
+    for section in args.sections:
+        for variant in variants:
+            rows = report["variants"][variant]
+            if section == "a":
+                rows["a. AEC env() obs+mask, 1 process"] = bench_aec(variant, args.hands)
+            elif section == "b":
+                rows["b. raw engine, no observations"] = bench_engine(variant, args.hands)
+            elif section == "c":
+                for n in sizes:
+                    rows[f"c. VectorMahjong N={n}, 1 core"] = bench_vector(variant, n, args.seconds)
+            elif section == "d":
+                n = workers * args.envs_per_worker
+                rows[f"d. Parallel N={n}, {workers} workers"] = bench_parallel(variant, n, workers, args.seconds)
+            elif section == "e":
+                rows[f"e. self-play + network N={args.selfplay_envs}"] = bench_selfplay(
+                    variant, args.selfplay_envs, args.seconds, args.checkpoint, args.untrained_net, args.torch_threads
+                )
+        print(f"# section {section} done", file=sys.stderr, flush=True)
+    if args.profile:
+        report["profile"] = {variant: profile_breakdown(variant) for variant in variants}
+    report["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    _print_table(report)
+    for variant, prof in report.get("profile", {}).items():
+        _print_profile(variant, prof)
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps(report, indent=2))
+        print(f"wrote {args.json_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Training scripts (CleanRL-shaped, importable): `training.bc` (behaviour cloning of the heuristic), `training.ppo` (PPO self-play with action masking), `training.evaluate` (duplicate evaluation); `training.rollout` plays the games, `training.cli` turns ``Args`` dataclasses into flags and logs metrics."""

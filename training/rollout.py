@@ -1,0 +1,306 @@
+"""Batched play for training: the learner against a pool of opponents on `VectorMahjong`.
+
+This module owns how training games are played; `training.ppo` owns what is learnt from them.
+
+- `OpponentPool`: who the learner meets. Each game draws one kind for its three other seats:
+  ``heuristic`` (`agents.heuristic.HeuristicAgent`), ``random``, ``snapshot`` (frozen copies
+  of the learner from earlier updates, sampling from their policy) or ``self`` (the current
+  learner in every seat: pure self-play, four learner seats).
+- `SelfPlayRunner`: ``num_envs`` games stepped together (`mahjong_env.vector.VectorMahjong`:
+  one decision per game per step, whoever's it is; or the same games in worker processes or
+  Ray actors, `mahjong_env.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``). Learner decisions of a step go through
+  one forward pass; opponents act through the `agents.Agent` protocol and see only their own
+  observation and view (RULES.md R13).
+- `Rollout`: the buffer of one collection, ``(num_steps, num_envs)`` rows; ``learner`` marks
+  the rows the learner decided (only those are trained on). Rewards are credited to the
+  deciding seat's decision by `mahjong_env.vector.RewardAccumulator` (raw points).
+- `heuristic_dataset`: decisions of four heuristic players, for behaviour cloning.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent
+from agents.network import PolicyNetwork, StateCritic, masked_logits
+from agents.random_agent import RandomAgent
+from agents.torch_agent import TorchAgent
+from mahjong_env.actions import NUM_ACTIONS
+from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
+from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.vector import RewardAccumulator, VectorMahjong, seat_advantages
+from mahjong_env.workers import ParallelVectorMahjong
+
+__all__ = ["OPPONENT_KINDS", "OpponentPool", "Rollout", "SelfPlayRunner", "decision_infos", "heuristic_dataset"]
+
+OPPONENT_KINDS = ("heuristic", "random", "snapshot", "self")
+
+
+def decision_infos(venv: VectorMahjong | ParallelVectorMahjong, rows: list[int]) -> list[dict[str, Any]]:
+    """The ``info`` each listed game's player to move gets (as `agents.agent_info`): its view
+    and the variant name; one query for all rows (one round trip per worker in parallel)."""
+    variant = venv.variant.removesuffix("_v0")
+    return [{"view": view, "variant": variant} for view in venv.views(rows)]
+
+
+class OpponentPool:
+    """Opponent kinds with sampling weights, plus the learner's frozen snapshots."""
+
+    def __init__(self, weights: dict[str, float], seed: int = 0, max_snapshots: int = 5) -> None:
+        unknown = sorted(set(weights) - set(OPPONENT_KINDS))
+        if unknown or not any(w > 0 for w in weights.values()) or any(w < 0 for w in weights.values()):
+            raise ValueError(
+                f"opponent weights must be non-negative, not all zero, over {OPPONENT_KINDS}; got {weights}"
+            )
+        self.weights = dict(weights)
+        self.rng = np.random.default_rng(seed)
+        self.max_snapshots = max_snapshots
+        self.fixed: dict[str, Agent] = {"heuristic": HeuristicAgent(seed=seed), "random": RandomAgent(seed=seed)}
+        self.snapshots: list[TorchAgent] = []
+        self._seed = seed
+
+    def add_snapshot(self, network: PolicyNetwork) -> None:
+        """Freeze a copy of ``network`` (on CPU, sampling) as a future opponent."""
+        frozen = copy.deepcopy(network).cpu().eval()
+        self.snapshots.append(TorchAgent(frozen, device="cpu", greedy=False, seed=self._seed + len(self.snapshots) + 1))
+        del self.snapshots[: -self.max_snapshots]
+
+    def draw_kind(self) -> str:
+        kinds = [k for k, w in self.weights.items() if w > 0 and (k != "snapshot" or self.snapshots)]
+        if not kinds:  # only snapshots were asked for and none exists yet
+            return "self"
+        p = np.array([self.weights[k] for k in kinds], dtype=np.float64)
+        return kinds[int(self.rng.choice(len(kinds), p=p / p.sum()))]
+
+    def seating(self) -> tuple[str, list[Agent | None]]:
+        """(kind, four players): None marks a learner seat; at least one seat is the learner."""
+        kind = self.draw_kind()
+        if kind == "self":
+            return kind, [None] * 4
+        learner = int(self.rng.integers(4))
+        players: list[Agent | None] = []
+        for seat in range(4):
+            if seat == learner:
+                players.append(None)
+            elif kind == "snapshot":
+                players.append(self.snapshots[int(self.rng.integers(len(self.snapshots)))])
+            else:
+                players.append(self.fixed[kind])
+        return kind, players
+
+
+class Rollout:
+    """One collection's rows, ``(num_steps, num_envs)``; see the module docstring."""
+
+    def __init__(self, num_steps: int, num_envs: int, central_critic: bool = False) -> None:
+        t, n = num_steps, num_envs
+        self.num_steps, self.num_envs = t, n
+        self.obs = torch.zeros((t, n, NUM_CHANNELS, NUM_KINDS))
+        self.masks = torch.zeros((t, n, NUM_ACTIONS), dtype=torch.bool)
+        self.actions = torch.zeros((t, n), dtype=torch.long)
+        self.logprobs = torch.zeros((t, n))
+        self.values = torch.zeros((t, n))
+        self.seats = torch.zeros((t, n), dtype=torch.long)
+        self.learner = torch.zeros((t, n), dtype=torch.bool)
+        self.states = torch.zeros((t, n, STATE_SIZE)) if central_critic else None
+        self.credit = RewardAccumulator(n, t)
+
+    def advantages(self, gamma: float, lam: float, reward_scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """GAE over each seat's own decisions (`mahjong_env.vector.seat_advantages`), rewards
+        multiplied by ``reward_scale``; rows the rollout ended on bootstrap their own value."""
+        credit = self.credit
+        raw = credit.rewards.copy()
+        credit.rewards *= reward_scale
+        try:
+            adv, ret = seat_advantages(self.values.numpy(), credit, gamma, lam)
+        finally:
+            credit.rewards[:] = raw
+        return torch.from_numpy(adv), torch.from_numpy(ret)
+
+
+class SelfPlayRunner:
+    """``num_envs`` games of ``variant`` where the learner plays the seats `OpponentPool` gives it."""
+
+    def __init__(
+        self,
+        variant: str,
+        num_envs: int,
+        seed: int,
+        pool: OpponentPool,
+        rollout_workers: int = 0,
+        backend: str = "local",
+        **rule_overrides: Any,
+    ) -> None:
+        if rollout_workers > 0:  # the same games (same seeds) in worker processes or Ray actors
+            self.venv: Any = ParallelVectorMahjong(
+                variant, num_envs, rollout_workers, seed=seed, backend=backend, **rule_overrides
+            )
+        else:
+            self.venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
+        self.pool = pool
+        obs, masks, seats = self.venv.reset()
+        self.obs, self.masks, self.seats = obs.copy(), masks.copy(), seats.copy()
+        self.tables = [pool.seating() for _ in range(num_envs)]
+        self.scores = np.zeros((num_envs, 4))
+        self.decisions = 0
+
+    def collect(
+        self,
+        network: PolicyNetwork,
+        rollout: Rollout,
+        device: torch.device,
+        critic: StateCritic | None = None,
+    ) -> list[dict[str, Any]]:
+        """Play ``rollout.num_steps`` batched steps, filling ``rollout``; returns one dict per
+        finished game: ``{"kind", "returns": learner seats' points, "winner_is_learner"}``."""
+        venv, n = self.venv, self.venv.num_envs
+        rollout.credit.start_rollout()
+        finished: list[dict[str, Any]] = []
+        rows = np.arange(n)
+        for t in range(rollout.num_steps):
+            seats = self.seats
+            learner = np.array([self.tables[i][1][seats[i]] is None for i in rows])
+            rollout.obs[t] = torch.from_numpy(self.obs)
+            rollout.masks[t] = torch.from_numpy(self.masks.astype(bool))
+            rollout.seats[t] = torch.from_numpy(seats)
+            rollout.learner[t] = torch.from_numpy(learner)
+            rollout.credit.decide(t, seats)
+            actions = np.zeros(n, dtype=np.int64)
+            mine = np.flatnonzero(learner)
+            if len(mine):
+                with torch.no_grad():
+                    obs = rollout.obs[t, mine].to(device)
+                    logits, value = network(obs)
+                    dist = torch.distributions.Categorical(logits=masked_logits(logits, rollout.masks[t, mine].to(device)))
+                    action = dist.sample()
+                    if critic is not None:
+                        assert rollout.states is not None
+                        rollout.states[t, mine] = torch.from_numpy(venv.states(mine))
+                        value = critic(rollout.states[t, mine].to(device), rollout.seats[t, mine].to(device))
+                rollout.actions[t, mine] = action.cpu()
+                rollout.logprobs[t, mine] = dist.log_prob(action).cpu()
+                rollout.values[t, mine] = value.cpu()
+                actions[mine] = action.cpu().numpy()
+            self._opponents_act(np.flatnonzero(~learner), actions)
+            obs, masks, seats, rewards, dones, infos = venv.step(actions)
+            self.decisions += n
+            rollout.credit.receive(rewards, dones)
+            self.scores += rewards
+            for i in np.flatnonzero(dones):
+                kind, players = self.tables[i]
+                mine_seats = [s for s in range(4) if players[s] is None]
+                winner = infos[i]["result"]["winner"]
+                finished.append(
+                    {
+                        "kind": kind,
+                        "returns": [float(self.scores[i, s]) for s in mine_seats],
+                        "winner_is_learner": winner is not None and winner in mine_seats,
+                    }
+                )
+                self.scores[i] = 0.0
+                self.tables[i] = self.pool.seating()
+            self.obs, self.masks, self.seats = obs.copy(), masks.copy(), seats.copy()
+        return finished
+
+    def close(self) -> None:
+        """Stop the rollout workers, if any."""
+        self.venv.close()
+
+    def _opponents_act(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for opponent rows; torch snapshots are batched per snapshot."""
+        batches: dict[int, list[int]] = {}
+        plain: list[int] = []
+        for i in rows:
+            agent = self.tables[i][1][self.seats[i]]
+            assert agent is not None
+            if isinstance(agent, TorchAgent):
+                batches.setdefault(id(agent), []).append(int(i))
+            else:
+                plain.append(int(i))
+        for i, info in zip(plain, decision_infos(self.venv, plain) if plain else []):
+            observation = {"observation": self.obs[i], "action_mask": self.masks[i]}
+            actions[i] = self.tables[i][1][self.seats[i]].act(observation, info)  # type: ignore[union-attr]
+        for group in batches.values():
+            agent = self.tables[group[0]][1][self.seats[group[0]]]
+            observations = [{"observation": self.obs[i], "action_mask": self.masks[i]} for i in group]
+            actions[group] = agent.act_batch(observations)  # type: ignore[union-attr]
+
+
+def heuristic_dataset(
+    variant: str,
+    decisions: int,
+    seed: int,
+    num_envs: int = 32,
+    explore: float = 0.0,
+    progress: Callable[[int], None] | None = None,
+    **rule_overrides: Any,
+) -> dict[str, np.ndarray]:
+    """Decisions of four `HeuristicAgent` players: ``decisions`` batched steps' worth of rows,
+    keeping only decisions with more than one legal action.
+
+    With probability ``explore`` a decision is played by a uniformly random legal action
+    instead, so the data also covers states the heuristic would not reach; the label is always
+    the heuristic's choice. Returns arrays ``planes`` (uint8, the integer tile planes),
+    ``scalars`` (float32, the scalar rows), ``masks`` (bool), ``actions`` (int64), ``returns``
+    (float32: the deciding seat's points from that decision to the end of its game) and
+    ``games`` (int64: a game id, for splitting by game).
+    """
+    venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
+    rng = np.random.default_rng(seed)
+    agents = [HeuristicAgent(seed=seed * 4 + s) for s in range(4)]
+    horizon = 128
+    credit = RewardAccumulator(num_envs, horizon)
+    planes, scalars, masks, labels, returns, games = [], [], [], [], [], []
+    obs, mask, seats = venv.reset()
+    game_ids = np.arange(num_envs)
+    next_game = num_envs
+    steps = 0
+    tile_rows = NUM_CHANNELS - 3
+    while steps < decisions:
+        credit.start_rollout()
+        chunk_obs = np.zeros((horizon, num_envs, NUM_CHANNELS, NUM_KINDS), np.float32)
+        chunk_masks = np.zeros((horizon, num_envs, NUM_ACTIONS), np.bool_)
+        chunk_labels = np.zeros((horizon, num_envs), np.int64)
+        chunk_games = np.zeros((horizon, num_envs), np.int64)
+        for t in range(horizon):
+            chunk_obs[t], chunk_masks[t], chunk_games[t] = obs, mask, game_ids
+            credit.decide(t, seats)
+            actions = np.zeros(num_envs, np.int64)
+            for i, info in enumerate(decision_infos(venv, list(range(num_envs)))):
+                observation = {"observation": obs[i], "action_mask": mask[i]}
+                label = agents[seats[i]].act(observation, info)
+                chunk_labels[t, i] = label
+                if explore and rng.random() < explore:
+                    label = int(rng.choice(np.flatnonzero(mask[i])))
+                actions[i] = label
+            obs, mask, seats, rewards, dones, _ = venv.step(actions)
+            credit.receive(rewards, dones)
+            for i in np.flatnonzero(dones):
+                game_ids[i] = next_game
+                next_game += 1
+            steps += num_envs
+            if progress is not None:
+                progress(num_envs)
+        _, mc_returns = seat_advantages(np.zeros((horizon, num_envs), np.float32), credit, 1.0, 1.0)
+        keep = (chunk_masks.sum(axis=2) > 1) & ~credit.pending()
+        kept_obs = chunk_obs[keep]
+        planes.append(kept_obs[:, :tile_rows].astype(np.uint8))
+        scalars.append(kept_obs[:, tile_rows:].reshape(len(kept_obs), -1))
+        masks.append(chunk_masks[keep])
+        labels.append(chunk_labels[keep])
+        returns.append(mc_returns[keep])
+        games.append(chunk_games[keep])
+    return {
+        "planes": np.concatenate(planes),
+        "scalars": np.concatenate(scalars),
+        "masks": np.concatenate(masks),
+        "actions": np.concatenate(labels),
+        "returns": np.concatenate(returns).astype(np.float32),
+        "games": np.concatenate(games),
+    }
