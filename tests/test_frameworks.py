@@ -98,6 +98,7 @@ def test_sb3_maskable_ppo_learns():
     sb3 = pytest.importorskip("sb3_contrib")
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
+    torch.set_num_threads(1)  # small network: one thread is fastest and leaves the other core free
     env = gym.make("mahjong_env/Changchun-v0", opponents="random", seat="random")
     model = sb3.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, n_epochs=4, seed=0, verbose=0)
     model.learn(total_timesteps=4096)
