@@ -33,7 +33,8 @@ agents and `VectorMahjong.states` the privileged ``state()`` arrays for centrali
 
 The arrays returned by `reset`/`step` are the env's own buffers, overwritten by the next
 call: copy what you keep (a rollout buffer's ``buf[t] = obs`` does). Observations are
-encoded straight into them; no per-step allocation beyond the mask's index list.
+encoded straight into them by `mahjong_env.observation.encode_batch` (one numpy call per kind
+of row for the whole batch) and the masks are set with one indexed write.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ _OBS_SHAPE = (NUM_CHANNELS, NUM_KINDS)
 
 
 def episode_seed(seed: int, env_index: int, episode: int) -> int:
-    """The AEC seed of game ``env_index``'s ``episode``-th episode in a vector env seeded ``seed``."""
+    """The AEC seed of game ``env_index``'s ``episode``-th episode in a vector env seeded ``seed``:
+    ``w = SeedSequence([seed, env_index, episode]).generate_state(2, uint32)``, then
+    ``(w[0] << 31) | (w[1] >> 1)`` (a non-negative 63-bit int)."""
     state = np.random.SeedSequence([int(seed), int(env_index), int(episode)]).generate_state(2, np.uint32)
     return (int(state[0]) << 31) | (int(state[1]) >> 1)  # a non-negative 63-bit int
 
@@ -138,16 +141,15 @@ class VectorMahjong:
         for key, (shape, dtype) in shapes.items():
             if key not in buffers:
                 buffers[key] = np.zeros(shape, dtype)
-            elif buffers[key].shape != shape or buffers[key].dtype != dtype:
+            elif buffers[key].shape != shape or buffers[key].dtype != dtype or not buffers[key].flags.c_contiguous:
                 got = f"{buffers[key].dtype} {buffers[key].shape}"
-                raise ValueError(f"buffers[{key!r}] must be {np.dtype(dtype).name} {shape}, got {got}")
+                raise ValueError(f"buffers[{key!r}] must be C-contiguous {np.dtype(dtype).name} {shape}, got {got}")
         self.obs = buffers["obs"]
         self.masks = buffers["masks"]
         self.seats = buffers["seats"]
         self.rewards = buffers["rewards"]
         self.dones = buffers["dones"]
         self._mask_flat = self.masks.reshape(-1)
-        self._mask_set: list[int] = []
 
     # ------------------------------------------------------------------ episodes
 
@@ -174,15 +176,13 @@ class VectorMahjong:
         games = self.games
         actors = [game.actor for game in games]
         encode_batch(self.encoders, games, actors, self.obs)
-        masks_flat = self._mask_flat
-        masks_flat[self._mask_set] = 0
         flat: list[int] = []
         offset = 0
         for game in games:
             flat += [offset + a for a in game.legal_actions()]
             offset += A.NUM_ACTIONS
-        masks_flat[flat] = 1
-        self._mask_set = flat
+        self.masks.fill(0)  # whole rows: a caller may have written into the returned masks
+        self._mask_flat[flat] = 1
         self.seats[:] = actors
 
     # ------------------------------------------------------------------ stepping
@@ -212,7 +212,7 @@ class VectorMahjong:
         dones.fill(False)
         for i, (game, a) in enumerate(zip(games, acts)):
             if i in bad:
-                game.penalize(game.actor)
+                game.penalize(game.actor, a)
             else:
                 game.step(a)
             rewards.append(game.rewards)

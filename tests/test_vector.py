@@ -83,11 +83,15 @@ def test_illegal_action_moves_no_game() -> None:
     with pytest.raises(ValueError, match="game 1: illegal action"):
         venv.step(actions)
     assert [len(g.log) for g in venv.games] == logs
-    pen = VectorMahjong("changchun", 2, seed=0, illegal_action="penalize")
+    pen = VectorMahjong("changchun", 2, seed=0, illegal_action="penalize", record=True)
     offender = int(pen.reset()[2][1])
     _, _, _, rewards, dones, infos = pen.step(actions)
     assert dones.tolist() == [False, True] and infos[1]["result"]["outcome"] == "illegal"
     assert rewards[1].sum() == 0.0 and rewards[1, offender] == -3.0
+    aec = changchun_v0.raw_env(illegal_action="penalize")
+    aec.reset(seed=episode_seed(0, 1, 0))
+    aec.step(actions[1])
+    assert infos[1]["record"] == aec.record() and replay(infos[1]["record"]) == [infos[1]["result"]]
 
 
 def test_encode_batch_equals_single_encodes() -> None:
