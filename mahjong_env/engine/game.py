@@ -350,7 +350,7 @@ class Game:
             else:
                 self.history[-1][2] = 1
                 self.seats[source].river.pop()
-                follow.append(self._take_discard(best[2], best[3], tile, source))
+                follow.extend(self._take_discard(best[2], best[3], tile, source))
         elif best is None:
             if window.kind == "added_kong":
                 self._added_kong_stands(source, tile)
@@ -361,25 +361,27 @@ class Game:
             self.seats[source].counts[tile] -= 1
             self.history.append([source, tile, 1, 0])
             self.last_discard = (source, tile)
-            follow.append(self._take_discard(best[2], best[3], tile, source))
+            follow.extend(self._take_discard(best[2], best[3], tile, source))
         self._after_window(follow)
 
-    def _take_discard(self, seat: int, action: int, tile: int, source: int) -> tuple:
+    def _take_discard(self, seat: int, action: int, tile: int, source: int) -> list[tuple]:
+        """Move the claimed tile into the claimer's meld; returns the tasks that follow."""
         st = self.seats[seat]
         counts = st.counts
         if action == A.PONG:
             counts[tile] -= 2
             st.melds.append(Meld("pong", [tile] * 3, tile, source))
-            return ("turn", seat, Context.CLAIM)
-        if action == A.KONG:
+            return [("turn", seat, Context.CLAIM)]
+        if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
             counts[tile] -= 3
-            return ("exposed_kong", seat, tile, source)
+            self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
+            return []  # its replacement draw is queued, after the bao tasks of this window
         low, high = _CHOW_OFFSETS[action]
         counts[tile + low] -= 1
         counts[tile + high] -= 1
         tiles = sorted((tile, tile + low, tile + high))
         st.melds.append(Meld("chow", tiles, tiles[0], source))
-        return ("turn", seat, Context.CLAIM)
+        return [("turn", seat, Context.CLAIM)]
 
     def _after_window(self, follow: list[tuple]) -> None:
         """Bao roll and 换宝 (C8) when a window closes, the declarer's view, then play on."""
@@ -460,10 +462,6 @@ class Game:
     def _task_turn(self, seat: int, context: Context) -> bool:
         self.context = context
         return self._decide(Phase.TURN, seat)
-
-    def _task_exposed_kong(self, seat: int, tile: int, source: int) -> bool:
-        self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
-        return False
 
     def _task_replacement(self, seat: int) -> bool:
         st = self.seats[seat]
