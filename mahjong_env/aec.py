@@ -103,8 +103,6 @@ class MahjongEnv(AECEnv):
         self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)
-        self._seed = 0
-        self._seed_seq: np.random.SeedSequence | None = None
 
     # ------------------------------------------------------------------ spaces
 
@@ -151,7 +149,6 @@ class MahjongEnv(AECEnv):
         ):
             raise ValueError(f"options['silver'] must be four numbers, got {silver!r}")
         # everything is valid: only now does the env change
-        self._seed = seed
         self._action_space.seed(seed)
         if dealer is None:
             dealer = first_dealer(seed)
@@ -204,8 +201,7 @@ class MahjongEnv(AECEnv):
                 for a in AGENTS:
                     self.terminations[a] = True
             else:
-                hands, wall = shuffled_deal(self._seed, game.hand_index + 1, game.next_hand_dealer())
-                game.advance_hand(hands, wall)
+                game.advance_hand()
         self._refresh_infos()
         self._accumulate_rewards()
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
@@ -277,20 +273,7 @@ class MahjongEnv(AECEnv):
 
     def record(self) -> dict[str, Any]:
         """JSON-serialisable record of the episode so far (API.md "Game records")."""
-        game = self.game
-        hands = []
-        for entry in game.hand_records:
-            item = dict(entry)
-            item["dice"] = list(entry["dice"])
-            item["actions"] = [list(a) for a in entry["actions"]]
-            hands.append(item)
-        return {
-            "variant": self.metadata["name"],
-            "config": self.config.to_dict(),
-            "num_hands": self.num_hands,
-            "seed": self._seed,
-            "hands": hands,
-        }
+        return self.game.match_record(self.metadata["name"], self.config.to_dict())
 
 
 def make_env_factory(raw_cls: type) -> Any:

@@ -238,9 +238,7 @@ class VectorMahjong:
             self.episodes[i] += 1
             self._start_episode(i)
         else:
-            seed = self.episode_seeds[i]
-            hands, wall = shuffled_deal(seed, game.hand_index + 1, game.next_hand_dealer())
-            game.advance_hand(hands, wall)
+            game.advance_hand()
         return info
 
     def views(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
@@ -261,20 +259,7 @@ class VectorMahjong:
 
     def episode_record(self, i: int) -> dict[str, Any]:
         """Game ``i``'s current episode as the AEC env's ``record()`` gives it."""
-        game = self.games[i]
-        hands = []
-        for entry in game.hand_records:
-            item = dict(entry)
-            item["dice"] = list(entry["dice"])
-            item["actions"] = [list(a) for a in entry["actions"]]
-            hands.append(item)
-        return {
-            "variant": self.variant,
-            "config": self.config.to_dict(),
-            "num_hands": self.num_hands,
-            "seed": self.episode_seeds[i],
-            "hands": hands,
-        }
+        return self.games[i].match_record(self.variant, self.config.to_dict())
 
     def close(self) -> None:
         return None

@@ -20,7 +20,7 @@ from typing import Any
 from mahjong_env import actions as A
 from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, Context, Meld, Phase, SeatState
 from mahjong_env.tiles import format_tiles, tile_name
-from mahjong_env.wall import Dice, Wall
+from mahjong_env.wall import Dice, Wall, shuffled_deal
 
 __all__ = ["Game", "Window"]
 
@@ -611,9 +611,20 @@ class Game:
         if outcome == "illegal" or self.hand_index + 1 >= self.num_hands:
             self.over = True
 
-    def advance_hand(self, hands: list[list[int]], wall: list[int]) -> None:
-        """Start the next hand of the match with the R11 dealer."""
+    def advance_hand(self) -> None:
+        """Start the next hand of the match: the R11 dealer, the wall of (seed, hand index)."""
         assert self.result is not None
         self.dealer = self.result["next_dealer"]
         self.hand_index += 1
+        hands, wall = shuffled_deal(self.seed, self.hand_index, self.dealer)
         self.start_hand(hands, wall)
+
+    def match_record(self, variant: str, config: dict[str, Any]) -> dict[str, Any]:
+        """JSON-serialisable record of the match so far (API.md "Game records")."""
+        hands = []
+        for entry in self.hand_records:
+            item = dict(entry)
+            item["dice"] = list(entry["dice"])
+            item["actions"] = [list(a) for a in entry["actions"]]
+            hands.append(item)
+        return {"variant": variant, "config": config, "num_hands": self.num_hands, "seed": self.seed, "hands": hands}
