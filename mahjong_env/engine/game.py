@@ -251,13 +251,13 @@ class Game:
             self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
         elif action < A.SPECIAL_ADD:
             tile = action - A.ADDED_KONG
-            self._open_rob_window(seat, "added_kong", tile)
+            self._open_window("added_kong", tile, seat)
         elif action < A.CHOW_LOW:
             tile = action - A.SPECIAL_ADD
             if st.first_turn:
                 self._special_add_stands(seat, tile)
             else:
-                self._open_rob_window(seat, "special_add", tile)
+                self._open_window("special_add", tile, seat)
         else:
             self._declare_special(seat, _SPECIAL_BY_ACTION[action])
 
@@ -273,31 +273,26 @@ class Game:
             st.ready = True
             st.ready_waits = self.rules.winning_mask(self, seat, st.counts)
             self.ready_pending = seat
-        self._open_claim_window(seat, tile)
+        self._open_window("discard", tile, seat)
 
     # ------------------------------------------------------------------ claim windows (R6)
 
-    def _open_claim_window(self, source: int, tile: int) -> None:
+    def _open_window(self, kind: str, tile: int, source: int) -> None:
+        """Open a claim window on a discard (``kind="discard"``) or a robbing window on a kong
+        addition, listing every other player that has a claim other than pass (R6, R7)."""
         rules = self.rules
-        window = Window("discard", tile, source)
+        window = Window(kind, tile, source)
         for distance in (1, 2, 3):
             seat = (source + distance) % 4
-            options = rules.claim_options(self, seat, tile, source, distance)
+            if kind == "discard":
+                options = rules.claim_options(self, seat, tile, source, distance)
+            else:
+                options = rules.rob_options(self, seat, tile, source, kind)
             if options:
                 rank = max(rules.claim_rank(a) for a in options)
                 window.queue.append((rank, distance, seat, options))
-        self._start_window(window)
-
-    def _open_rob_window(self, seat: int, kind: str, tile: int) -> None:
-        rules = self.rules
-        window = Window(kind, tile, seat)
-        for distance in (1, 2, 3):
-            robber = (seat + distance) % 4
-            options = rules.rob_options(self, robber, tile, seat, kind)
-            if options:
-                rank = max(rules.claim_rank(a) for a in options)
-                window.queue.append((rank, distance, robber, options))
-        self.seats[seat].drawn = None
+        if kind != "discard":
+            self.seats[source].drawn = None
         self._start_window(window)
 
     def _start_window(self, window: Window) -> None:
