@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from mahjong_env import hand
+
 __all__ = ["Phase", "Context", "Meld", "SeatState", "MELD_KINDS", "SPECIAL_KINDS"]
 
 
@@ -95,6 +97,8 @@ class SeatState:
         "first_turn",
         "specials",
         "kongs_made",
+        "_wait_key",
+        "_wait_mask",
     )
 
     def __init__(self, tiles: list[int]) -> None:
@@ -115,6 +119,22 @@ class SeatState:
         self.first_turn = True  # C5: before its first discard
         self.specials: dict[str, Meld] = {}
         self.kongs_made = 0
+        self._wait_key = b""
+        self._wait_mask = 0
+
+    def shape_waits(self) -> int:
+        """Kinds that complete the concealed hand in standard form or, closed, seven pairs
+        (no variant condition applied): a superset of the winning tiles, cached until the
+        hand changes. Rule sets use it to reject a discard win cheaply."""
+        key = bytes(self.counts)
+        if key != self._wait_key:
+            self._wait_key = key
+            counts = self.counts
+            mask = hand.waits(counts)
+            if not self.melds:
+                mask |= hand.seven_pairs_waits(counts)
+            self._wait_mask = mask
+        return self._wait_mask
 
     @property
     def concealed(self) -> int:

@@ -149,7 +149,7 @@ class ChangchunRules(RuleSet):
         return "self_draw" if self.readings(st, st.counts) else None
 
     def _wins_with(self, st: SeatState, tile: int) -> bool:
-        if not self._may_win(st, tile):
+        if not st.shape_waits() >> tile & 1 or not self._may_win(st, tile):
             return False
         st.counts[tile] += 1
         ok = bool(self.readings(st, st.counts))
