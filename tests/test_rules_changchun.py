@@ -955,8 +955,13 @@ C10_CASES = [
      {"pinghu": 1, "piaohu": 2, "lihu": 1, "dianpao": 1}, [0, -16, 0, 16]),
     ("piaohu_never_with_jiahu", "111m999p555s222z3z", "3z", "draw", {},
      {"pinghu": 1, "zimo": 1, "piaohu": 2, "lihu": 1}, [-16, -16, -16, 48]),
-    ("qidui_never_with_jiahu", "1199m1199p1199s7z", "7z", "discard", {"allow_seven_pairs": True},
-     {"pinghu": 1, "qidui": 3, "lihu": 1, "dianpao": 1}, [0, -32, 0, 32]),
+    # C10 as amended: 七对 never with 夹胡 (a pair wait), 飘胡 or 立胡 (MIL 与门清不复合)
+    ("qidui_never_with_jiahu_or_lihu", "1199m1199p1199s7z", "7z", "discard", {"allow_seven_pairs": True},
+     {"pinghu": 1, "qidui": 3, "dianpao": 1}, [0, -16, 0, 16]),
+    ("haohua_qidui_on_the_fourth_copy", "111m99m11p99p11s99s", "1m", "draw", {"allow_seven_pairs": True},
+     {"pinghu": 1, "zimo": 1, "haohua_qidui": 4}, [-32, -32, -32, 96]),
+    ("qidui_holding_four_won_on_another_tile", "1111m99m11p99p11s9s", "9s", "draw", {"allow_seven_pairs": True},
+     {"pinghu": 1, "zimo": 1, "qidui": 3}, [-16, -16, -16, 48]),
     ("fan_cap_config", "1234m789p789s222z", "4m", "draw", {"fan_cap": 2},
      {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1}, [-2, -2, -2, 6]),
 ]

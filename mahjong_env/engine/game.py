@@ -86,6 +86,7 @@ class Game:
         self.bao: int | None = None  # the bao's tile kind while an indicator is set aside (C8)
         self.bao_rolls = 0
         self.bao_rolled = False
+        self.bao_roll_due: int | None = None  # C14 bao_roll_at_next_turn: the declarer still to roll
         self.payments: list[dict[str, Any]] = []
         self.kong_ledger: list[tuple[int, int, float]] = []
         self.result: dict[str, Any] | None = None
@@ -221,7 +222,7 @@ class Game:
                 self.seats[seat].duibao_passed = True
         elif phase == Phase.FENZHANG:
             if action == A.WIN:
-                self._win(seat, "self_draw", self.seats[seat].drawn, None)
+                self._win(seat, self.rules.fenzhang_method(self, seat), self.seats[seat].drawn, None)
         self._run()
         return self.rewards
 
@@ -320,7 +321,7 @@ class Game:
         window = self.window
         assert window is not None
         if window.win_offered and action != A.WIN:
-            self.seats[seat].passed_wins |= 1 << window.tile  # R8 过手胡
+            self.rules.win_passed(self, seat, window.tile, window.kind, window.source)  # R8 过手胡
         if action != A.PASS:
             distance = (seat - window.source) % 4
             candidate = (self.rules.claim_rank(action), -distance, seat, action)
@@ -363,6 +364,10 @@ class Game:
         """Move the claimed tile into the claimer's meld; returns the tasks that follow."""
         st = self.seats[seat]
         counts = st.counts
+        if st.first_turn:
+            st.first_turn_claimed = True
+        if action != A.KONG:
+            st.passed_fan = 0  # C14: a chow or pong ends the lock by fan
         if action == A.PONG:
             counts[tile] -= 2
             st.melds.append(Meld("pong", [tile] * 3, tile, source))
@@ -411,10 +416,10 @@ class Game:
 
     def _declare_special(self, seat: int, kind: str) -> None:
         st = self.seats[seat]
-        tiles = self.rules.special_group_tiles(kind)
+        tiles = self.rules.declaration_tiles(self, seat, kind)
         for t in tiles:
             st.counts[t] -= 1
-        meld = Meld(kind, list(tiles), tiles[0], None)
+        meld = Meld(kind, tiles, tiles[0], None)
         st.melds.append(meld)
         st.specials[kind] = meld
         self._pay_kong(seat, kind, tiles[0], None)
@@ -428,7 +433,7 @@ class Game:
         st = self.seats[seat]
         st.counts[tile] -= 1
         st.drawn = None
-        meld = next(m for m in st.specials.values() if tile in self.rules.special_group_tiles(m.kind))
+        meld = self.rules.special_add_target(st, tile)
         meld.tiles.append(tile)
         self._pay_kong(seat, "special_add", tile, None)
         self.rules.after_kong(self, seat)
@@ -459,6 +464,8 @@ class Game:
         return self._decide(Phase.TURN, seat)
 
     def _task_replacement(self, seat: int) -> bool:
+        if self.bao_roll_due == seat:  # C14: the declarer's next turn began with a kong on a discard
+            self._roll_due_bao()
         st = self.seats[seat]
         tile = self.wall.draw_tail()
         self._receive(st, tile)
@@ -470,8 +477,10 @@ class Game:
         if verdict == "exhausted":
             self._drawn_hand()
             return True
+        if self.bao_roll_due == seat:  # C14 bao_roll_at_next_turn: before the draw
+            self._roll_due_bao()
         if verdict == "fenzhang":
-            self.tasks.appendleft(("fenzhang", seat, 4))
+            self.tasks.appendleft(("fenzhang", seat, self.rules.fenzhang_draws(self)))
             return False
         self.tasks.appendleft(("draw", seat))
         return self._task_view(seat)
@@ -486,9 +495,11 @@ class Game:
         st.counts[tile] += 1
         st.drawn = tile
         st.passed_wins = 0  # R8: 过手胡 lasts until the next draw of any kind
+        st.passed_fan = 0
 
     def _task_fenzhang(self, seat: int, left: int) -> bool:
-        """X4 分张: each player in turn draws one of the last tiles; only a possible winner is asked."""
+        """X4 分张 (and C14 ``final_draws``): each player in turn draws one of the last tiles and
+        keeps it; only a possible winner is asked."""
         if left == 0:
             self._drawn_hand()
             return True
@@ -520,7 +531,10 @@ class Game:
         rules = self.rules
         if declarer is not None and not self.bao_rolled:  # the first ready declaration stands
             self.bao_rolled = True
-            self._roll_bao()
+            if rules.defer_bao_roll(self):
+                self.bao_roll_due = declarer
+            else:
+                self._roll_bao()
         while self.bao is not None and rules.bao_exhausted(self, self.bao):  # 换宝
             self.wall.put_back()
             self.bao = None
@@ -529,6 +543,10 @@ class Game:
                 st.duibao_passed = False
             self._roll_bao()
         return False
+
+    def _roll_due_bao(self) -> None:
+        self.bao_roll_due = None
+        self._roll_bao()
 
     def _roll_bao(self) -> None:
         rules = self.rules

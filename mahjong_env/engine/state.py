@@ -92,9 +92,11 @@ class SeatState:
         "ready_waits",
         "xianggong",
         "passed_wins",
+        "passed_fan",
         "bao_seen",
         "duibao_passed",
         "first_turn",
+        "first_turn_claimed",
         "specials",
         "kongs_made",
         "_wait_key",
@@ -114,9 +116,11 @@ class SeatState:
         self.ready_waits = 0
         self.xianggong = False
         self.passed_wins = 0  # R8 过手胡: bitmask of kinds this seat may not win on by a claim
+        self.passed_fan = 0  # C14 passed_win_lock_by_fan: the highest passed win's fan, 0 for none
         self.bao_seen = False
         self.duibao_passed = False
         self.first_turn = True  # C5: before its first discard
+        self.first_turn_claimed = False  # C14: its first turn was entered by a chow, pong or kong
         self.specials: dict[str, Meld] = {}
         self.kongs_made = 0
         self._wait_key = b""

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mahjong_env import hand
 from mahjong_env.engine.state import Meld, SeatState
 
-__all__ = ["RuleSet", "RuleConfig", "make_config", "held_four_mask", "bits"]
+__all__ = ["RuleSet", "RuleConfig", "make_config", "held_four_mask", "bits", "DEFAULT_PROFILE"]
+
+DEFAULT_PROFILE = "seed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +32,10 @@ class RuleConfig:
     until its next draw."""
     concealed_kong_visible: bool = False
     """R7: whether the other players see a concealed kong's tile."""
+
+    profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {DEFAULT_PROFILE: {}}
+    """Named sets of field values (the constructor keyword ``profile``, RULES.md C14): the one
+    table of a variant's profiles. ``"seed"`` is the defaults, the rules of the seed document."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -72,17 +79,30 @@ def _check_value(cls: type, name: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def make_config(cls: type, overrides: dict[str, Any]) -> Any:
-    """Build a frozen config from keyword overrides; unknown or ill-typed fields raise ValueError."""
+def make_config(cls: type, overrides: Mapping[str, Any]) -> Any:
+    """Build a frozen config from keyword overrides; unknown or ill-typed fields raise ValueError.
+
+    ``overrides`` may hold ``profile``, a name in ``cls.profiles`` (default ``"seed"``): its
+    field values apply first and every other keyword overrides them (C14). The config holds
+    the resolved fields only, so a record's ``config`` replays without the profile table.
+    """
+    values = dict(overrides)
+    profile = values.pop("profile", DEFAULT_PROFILE)
+    profiles = cls.profiles
+    if not isinstance(profile, str) or profile not in profiles:
+        raise ValueError(
+            f"unknown profile {profile!r} for {cls.__name__}; valid profiles: {', '.join(sorted(profiles))}"
+        )
     hints = typing.get_type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(overrides) - fields)
+    unknown = sorted(set(values) - fields)
     if unknown:
         raise ValueError(
             f"unknown rule option(s) {', '.join(unknown)} for {cls.__name__}; "
-            f"valid fields: {', '.join(sorted(fields))}"
+            f"valid fields: {', '.join(sorted(fields))} (and profile)"
         )
-    checked = {k: _check_value(cls, k, v, hints[k]) for k, v in overrides.items()}
+    values = {**profiles[profile], **values}
+    checked = {k: _check_value(cls, k, v, hints[k]) for k, v in values.items()}
     config = cls(**checked)
     validate = getattr(config, "validate", None)
     if validate is not None:
@@ -165,6 +185,30 @@ class RuleSet:
 
     def duibao_possible(self, game: Any, seat: int) -> bool:
         return False
+
+    def defer_bao_roll(self, game: Any) -> bool:
+        """Whether the first ready declaration's bao roll waits for the declarer's next turn."""
+        return False
+
+    def fenzhang_draws(self, game: Any) -> int:
+        """How many last draws the 分张 round makes (X4: 4)."""
+        return 4
+
+    def fenzhang_method(self, game: Any, seat: int) -> str:
+        """The win method of a win on a 分张 draw (X4: a self-draw)."""
+        return "self_draw"
+
+    def declaration_tiles(self, game: Any, seat: int, kind: str) -> list[int]:
+        """The tiles a special-group declaration of ``kind`` takes from the hand (C5)."""
+        return list(self.special_group_tiles(kind))
+
+    def special_add_target(self, st: SeatState, tile: int) -> Meld:
+        """The declared special group that an addition of ``tile`` joins (C6)."""
+        return next(m for m in st.specials.values() if tile in self.special_group_tiles(m.kind))
+
+    def win_passed(self, game: Any, seat: int, tile: int, kind: str, source: int) -> None:
+        """``seat`` was offered a win on ``source``'s ``tile`` and did something else (R8 过手胡)."""
+        game.seats[seat].passed_wins |= 1 << tile
 
     # --- shared helpers
 

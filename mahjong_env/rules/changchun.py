@@ -4,21 +4,22 @@ Chow from the previous player; win > pong > kong > chow with 截胡; the first-t
 旋风杠 喜杠 幺蛋 九蛋 and their additions (抢胡/抢叉 on an addition); optional ready (上听) that
 locks the hand; the bao 宝牌 (rolled, viewed, 对宝, 摸宝, 换宝); the winning conditions
 三色全 幺九 一叉 手把一; per-payer fans 2^(F−1) capped at 64; kong payments never refunded; seven
-whole stacks kept in the wall. MIL 2024 alternatives are configuration fields.
+whole stacks kept in the wall. MIL 2024 alternatives are configuration fields, and `PROFILES` is
+the one table of named field sets (``profile="mil2024"``, C14).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.engine.state import Context, Meld, SeatState
-from mahjong_env.rules.base import RuleConfig, RuleSet, bits
+from mahjong_env.rules.base import DEFAULT_PROFILE, RuleConfig, RuleSet, bits
 from mahjong_env.tiles import is_dragon, rank_of
 
-__all__ = ["ChangchunConfig", "ChangchunRules", "SPECIAL_GROUPS", "BIG_EGG_KINDS"]
+__all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS"]
 
 # C5: each special group's tiles (and the kinds that may be added to it, C6)
 SPECIAL_GROUPS: dict[str, tuple[int, ...]] = {
@@ -30,6 +31,37 @@ SPECIAL_GROUPS: dict[str, tuple[int, ...]] = {
 _DECLARE_ACTION = dict(zip(SPECIAL_GROUPS, A.SPECIAL_DECLARATIONS))
 _GROUP_OF_TILE = {t: kind for kind, tiles in SPECIAL_GROUPS.items() for t in tiles}
 BIG_EGG_KINDS = frozenset({18, 9, 31, 32, 33})  # C12 大蛋: 1s 1p 5z 6z 7z
+_YAOJI = 18  # C14 小鸡: the 1s
+_TERMINALS_HONORS = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)  # C9 幺九
+
+# C14: every named profile and the field values it sets; the keyword ``profile`` picks one and
+# explicit keywords override it. "seed" is the defaults (the seed document).
+PROFILES: dict[str, dict[str, Any]] = {
+    DEFAULT_PROFILE: {},
+    "mil2024": {
+        "bao_dice": 1,
+        "bao_change_counts_melds": True,
+        "concealed_kong_keeps_closed": True,
+        "discard_all_pay": True,
+        "dealer_pays_extra": True,
+        "unready_discarder_pays_all": True,
+        "allow_seven_pairs": True,
+        "rob_added_kong": True,
+        "concealed_kong_visible": False,
+        "require_ready_to_win": False,
+        "fan_cap": 7,
+        "max_bao_rolls": 6,
+        "xuanfeng_three_winds": True,
+        "yaoji_wild": True,
+        "claimed_first_turn_no_add": True,
+        "ready_needs_terminal": True,
+        "passed_win_lock_by_fan": True,
+        "final_draws": 4,
+        "bao_roll_at_next_turn": True,
+        "mobao_fan": 1,
+        "duibao_fan": 1,
+    },
+}
 _SELF_DRAWN = ("self_draw", "bao_draw", "bao_match")
 
 
@@ -61,14 +93,57 @@ class ChangchunConfig(RuleConfig):
     """C11 包庄 (MIL): a discarder that is not ready, or has not seen the bao, pays every share."""
     rob_added_kong: bool = True
     """C11: others may win on an ordinary added kong's tile (抢杠, as MIL)."""
+    xuanfeng_three_winds: bool = False
+    """C14 (MIL 三-15): 旋风杠 may be declared with any three different winds; such a group draws
+    no replacement (C5's 3-tile rule) and takes the fourth wind, and any further wind, as an
+    addition (C6)."""
+    yaoji_wild: bool = False
+    """C14 (MIL 三-14/15/16, 小鸡飞蛋): a 1s may stand in for one missing tile of a 幺蛋, 九蛋, 喜杠
+    or 旋风杠 when it is declared, and may be added to any declared group (C6); it still counts
+    as a 1s for robbing, C9 and C12."""
+    claimed_first_turn_no_add: bool = False
+    """C14 (MIL 五-6 关于杠牌 3): in a first turn entered by a chow, pong or exposed kong, special
+    groups may be declared but nothing may be added to them, even after a declaration's
+    replacement draw."""
+    ready_needs_terminal: bool = False
+    """C14 (MIL 七-1-3): ``ready T`` only if the tiles left after discarding T, melds included,
+    hold a 1, a 9 or an honor (one may still win without declaring, C7)."""
+    passed_win_lock_by_fan: bool = False
+    """C14 (MIL 十一-11-2): passing a win blocks, until one's next draw, chow or pong, every claim
+    win whose fan for the discarder would be no higher than the passed one's, not only the
+    passed kind (R8)."""
+    final_draws: int = 0
+    """C14 (MIL 五-7, MIL 4): when a player is due to draw with n = 14 + final_draws + (k mod 2)
+    tiles left (nine whole stacks for 4, R4), the next ``final_draws`` draws are made like X4's
+    分张, each by the player due to draw in turn order: win as a self-draw (the bao included) or
+    pass, no discard, no claim, no kong; the tile stays in the drawer's hand; then the hand is
+    drawn (荒庄). Kongs are legal only while more than that reserve remains. 0: no such draws."""
+    bao_roll_at_next_turn: bool = False
+    """C14 (MIL 三-24): the first declaration does not roll at once; the dice are rolled at the
+    start of the first declarer's next turn, before its draw, and the view offers of C8 follow
+    from then (others who declared in between are offered the view at their next turn)."""
+    mobao_fan: int = 2
+    """C10/C14: the fan of every bao win (key ``mobao``, 摸宝 and 对宝); MIL 1."""
+    duibao_fan: int = 2
+    """C10/C14: the extra fan of 对宝 (key ``duibao``); MIL 1, so MIL's 冲宝 is 2 and 摸宝 1 over 自摸."""
+
+    profiles: ClassVar[dict[str, dict[str, Any]]] = PROFILES
 
     def validate(self) -> None:
+        """Reject values no table plays (ValueError naming the field)."""
         if self.bao_dice not in (1, 2):
             raise ValueError(f"ChangchunConfig.bao_dice must be 1 or 2, got {self.bao_dice}")
-        if self.max_bao_rolls < 1:
-            raise ValueError(f"ChangchunConfig.max_bao_rolls must be >= 1, got {self.max_bao_rolls}")
-        if not 1 <= self.fan_cap <= 30:
-            raise ValueError(f"ChangchunConfig.fan_cap must be in 1..30, got {self.fan_cap}")
+        bounds = {
+            "max_bao_rolls": (1, 100),
+            "fan_cap": (1, 30),
+            "final_draws": (0, 16),
+            "mobao_fan": (1, 10),
+            "duibao_fan": (1, 10),
+        }
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(f"ChangchunConfig.{name} must be in {low}..{high}, got {value}")
 
 
 class ChangchunRules(RuleSet):
@@ -88,7 +163,7 @@ class ChangchunRules(RuleSet):
         whole = self.all_tiles(st, counts)
         if not (any(whole[0:9]) and any(whole[9:18]) and any(whole[18:27])):  # 三色全
             return []
-        if not any(whole[t] for t in (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)):  # 幺九
+        if not any(whole[t] for t in _TERMINALS_HONORS):  # 幺九
             return []
         out: list[hand.Decomposition | None] = [None] if seven else []
         if not hand.is_complete(counts):
@@ -121,12 +196,18 @@ class ChangchunRules(RuleSet):
         if self.config.allow_seven_pairs and not st.melds and sum(c >> 1 for c in counts) >= 6:
             candidates |= sum(1 << t for t in range(34) if counts[t])
         out = 0
+        terminal_needed = self.config.ready_needs_terminal
         for t in bits(candidates):
             counts[t] -= 1
-            if self.winning_mask(game, seat, counts):
+            if self.winning_mask(game, seat, counts) and not (terminal_needed and not self._holds_terminal(st, counts)):
                 out |= 1 << t
             counts[t] += 1
         return out
+
+    def _holds_terminal(self, st: SeatState, counts: list[int]) -> bool:
+        """C14 ready_needs_terminal: the concealed ``counts`` and the melds hold a 1, 9 or honor."""
+        whole = self.all_tiles(st, counts)
+        return any(whole[t] for t in _TERMINALS_HONORS)
 
     # --- wins
 
@@ -148,13 +229,29 @@ class ChangchunRules(RuleSet):
                 return "bao_draw"
         return "self_draw" if self.readings(st, st.counts) else None
 
-    def _wins_with(self, st: SeatState, tile: int) -> bool:
+    def _wins_with(self, game: Any, seat: int, tile: int, method: str, source: int) -> bool:
+        """Whether ``seat`` may win by a claim on ``source``'s ``tile`` (a discard or a robbed kong)."""
+        st = game.seats[seat]
         if not st.shape_waits() >> tile & 1 or not self._may_win(st, tile):
             return False
         st.counts[tile] += 1
         ok = bool(self.readings(st, st.counts))
         st.counts[tile] -= 1
+        if ok and st.passed_fan:  # C14 passed_win_lock_by_fan
+            ok = self._discarder_fan(game, seat, method, tile, source) > st.passed_fan
         return ok
+
+    def _discarder_fan(self, game: Any, seat: int, method: str, tile: int, source: int) -> int:
+        """The fan ``source`` would pay for ``seat``'s claim win on ``tile`` (C10, C11)."""
+        _, total, _, payer_fans = self.settle(game, seat, method, tile, source)
+        return total if payer_fans is None else int(payer_fans[source] or 0)
+
+    def win_passed(self, game: Any, seat: int, tile: int, kind: str, source: int) -> None:
+        super().win_passed(game, seat, tile, kind, source)
+        if self.config.passed_win_lock_by_fan:
+            method = "discard" if kind == "discard" else "rob_kong"
+            st = game.seats[seat]
+            st.passed_fan = max(st.passed_fan, self._discarder_fan(game, seat, method, tile, source))
 
     def _single_left(self, st: SeatState, removed: int, gained: int, making_chow: bool = False) -> bool:
         """C3: would the player, with an exposed chow, keep one concealed tile after discarding?"""
@@ -169,7 +266,7 @@ class ChangchunRules(RuleSet):
         counts = st.counts
         n = counts[tile]
         options = []
-        if self._wins_with(st, tile):
+        if self._wins_with(game, seat, tile, "discard", source):
             options.append(A.WIN)
         if st.ready:
             if n == 3 and self.wall_allows_kong(game) and self._same_waits(game, seat, tile, 3):
@@ -192,7 +289,7 @@ class ChangchunRules(RuleSet):
     def rob_options(self, game: Any, seat: int, tile: int, konger: int, kind: str) -> list[int]:
         st = game.seats[seat]
         options = []
-        if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(st, tile):
+        if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(game, seat, tile, "rob_kong", konger):
             options.append(A.WIN)  # 抢胡 / 抢杠
         if kind == "special_add" and not st.ready and st.counts[tile] >= 2 and not self._single_left(st, 2, 0):
             options.append(A.PONG)  # 抢叉
@@ -207,11 +304,29 @@ class ChangchunRules(RuleSet):
     def wall_allows_kong(self, game: Any) -> bool:
         wall = game.wall
         n, k = wall.slots - 1, wall.tail_draws + 1
-        return n >= 14 + (k & 1)  # C13: the replacement never breaks into the seven stacks
+        # C13: the replacement never breaks into the seven stacks (C14: nor the final draws)
+        return n >= 14 + self.config.final_draws + (k & 1)
 
     def before_draw(self, game: Any, seat: int) -> str | None:
         wall = game.wall
-        return "exhausted" if wall.slots <= 14 + (wall.tail_draws & 1) else None
+        reserve = 14 + (wall.tail_draws & 1)
+        if self.config.final_draws and wall.slots <= reserve + self.config.final_draws:
+            return "fenzhang"  # C14 final_draws
+        return "exhausted" if wall.slots <= reserve else None
+
+    def fenzhang_draws(self, game: Any) -> int:
+        return self.config.final_draws
+
+    def fenzhang_win(self, game: Any, seat: int) -> bool:
+        return self.self_win(game, seat) is not None  # C14: a self-draw, the bao included
+
+    def fenzhang_method(self, game: Any, seat: int) -> str:
+        method = self.self_win(game, seat)
+        assert method is not None
+        return method
+
+    def defer_bao_roll(self, game: Any) -> bool:
+        return self.config.bao_roll_at_next_turn
 
     def _same_waits(self, game: Any, seat: int, tile: int, count: int) -> bool:
         """C7: a ready player's kong must keep exactly the same winning tiles."""
@@ -235,13 +350,52 @@ class ChangchunRules(RuleSet):
     def special_group_tiles(self, kind: str) -> tuple[int, ...]:
         return SPECIAL_GROUPS[kind]
 
+    def _declarable(self, st: SeatState, kind: str) -> list[int] | None:
+        """C5: the dealt tiles a declaration of ``kind`` would take, or None if it is not possible.
+
+        Natural tiles first; C14 ``xuanfeng_three_winds``: three different winds make a 3-tile
+        旋风杠 (four still make the 4-tile one); ``yaoji_wild``: one spare dealt 1s stands in for
+        one missing tile."""
+        cfg = self.config
+        group = SPECIAL_GROUPS[kind]
+        held = [t for t in group if min(st.counts[t], st.dealt[t])]
+        size = len(group)
+        if kind == "special_winds" and cfg.xuanfeng_three_winds and len(held) < 4:
+            size = 3
+        if len(held) >= size:
+            return held[:size]
+        spare_ones = min(st.counts[_YAOJI], st.dealt[_YAOJI]) - (_YAOJI in held)
+        if cfg.yaoji_wild and spare_ones > 0 and len(held) == size - 1:
+            return held + [_YAOJI]
+        return None
+
+    def declaration_tiles(self, game: Any, seat: int, kind: str) -> list[int]:
+        tiles = self._declarable(game.seats[seat], kind)
+        assert tiles is not None
+        return tiles
+
+    def _may_add(self, st: SeatState, tile: int) -> bool:
+        """C6: whether ``tile`` joins a declared group (C14 ``yaoji_wild``: a 1s joins any)."""
+        if _GROUP_OF_TILE.get(tile) in st.specials:
+            return True
+        return tile == _YAOJI and self.config.yaoji_wild and bool(st.specials)
+
+    def special_add_target(self, st: SeatState, tile: int) -> Meld:
+        natural = st.specials.get(_GROUP_OF_TILE.get(tile, ""))
+        if natural is not None:
+            return natural
+        return next(st.specials[kind] for kind in SPECIAL_GROUPS if kind in st.specials)  # C14 小鸡
+
     def special_actions(self, game: Any, seat: int) -> list[int]:
         st = game.seats[seat]
         counts = st.counts
         acts = []
         if st.first_turn:  # C5: declarations from the dealt tiles only
-            for kind, tiles in SPECIAL_GROUPS.items():
-                if kind in st.specials or not all(counts[t] and st.dealt[t] for t in tiles):
+            for kind in SPECIAL_GROUPS:
+                if kind in st.specials:
+                    continue
+                tiles = self._declarable(st, kind)
+                if tiles is None:
                     continue
                 if len(tiles) == 4 and not self.wall_allows_kong(game):
                     continue
@@ -252,6 +406,8 @@ class ChangchunRules(RuleSet):
             return acts
         if st.first_turn and seat == game.dealer:  # C6: 庄家第一手不允许补杠
             return acts
+        if st.first_turn and st.first_turn_claimed and self.config.claimed_first_turn_no_add:  # C14
+            return acts
         if not self.wall_allows_kong(game):
             return acts
         if st.ready:  # C6/C7: a ready player may add only the tile just drawn
@@ -259,7 +415,7 @@ class ChangchunRules(RuleSet):
         else:
             candidates = range(34)
         for t in candidates:
-            if counts[t] and _GROUP_OF_TILE.get(t) in st.specials:
+            if counts[t] and self._may_add(st, t):
                 if st.ready and not self._same_waits(game, seat, t, 1):
                     continue
                 if not st.ready and self._single_left(st, 1, 1):
@@ -301,9 +457,9 @@ class ChangchunRules(RuleSet):
         if method in _SELF_DRAWN:
             common.append(["zimo", 1])
         if method in ("bao_draw", "bao_match"):
-            common.append(["mobao", 2])
+            common.append(["mobao", self.config.mobao_fan])
         if method == "bao_match":
-            common.append(["duibao", 2])
+            common.append(["duibao", self.config.duibao_fan])
         if seat == game.dealer:
             common.append(["zhuanghu", 1])
         closed_kinds = ("concealed_kong",) if self.config.concealed_kong_keeps_closed else ()
@@ -312,8 +468,9 @@ class ChangchunRules(RuleSet):
         open_chow = self.has_chow(st)
         for reading in self.readings(st, counts):
             fans = list(common)
-            if reading is None:
-                fans.append(["qidui", 3])
+            if reading is None:  # C10: 七对 never with 立胡 (nor 夹胡, 飘胡); 豪华七对 on the fourth copy
+                fans = [f for f in fans if f[0] != "lihu"]
+                fans.append(["haohua_qidui", 4] if counts[tile] == 4 else ["qidui", 3])
             elif not reading.sequences and not open_chow:
                 fans.append(["piaohu", 2])
             elif single_wait or _is_jia(reading, tile):
@@ -371,10 +528,13 @@ class ChangchunRules(RuleSet):
             fan = min(fan, cfg.fan_cap)
             payer_fans[p] = fan
             owed.append((p, float(2 ** (fan - 1)), reason))
+        # C11: while the hand has no bao because its rolls ran out, a ready discarder is not covered
+        no_bao_left = game.bao is None and game.bao_rolls >= cfg.max_bao_rolls
+        discarder = game.seats[payer] if payer is not None else None
         if (
             cfg.unready_discarder_pays_all
-            and payer is not None
-            and not (game.seats[payer].ready and game.seats[payer].bao_seen)
+            and discarder is not None
+            and not (discarder.ready and (discarder.bao_seen or no_bao_left))
         ):
             owed = [(payer, sum(points for _, points, _ in owed), "baozhuang")]
         total = max(f for f in payer_fans if f is not None)
