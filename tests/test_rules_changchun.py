@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scenario import act, deal, fill_hands, fill_wall, legal, play, result, totals
 
+from mahjong_env import actions as A
 from mahjong_env import changchun_v0
 from mahjong_env.observation import CHANNELS
 from mahjong_env.tiles import format_tiles, parse_tiles, tile_index
@@ -343,11 +344,12 @@ def test_c4_farther_winner_asked_when_nearest_passes():
 SPECIALS = {"special_winds", "special_dragons", "special_ones", "special_nines"}
 
 
-def test_c5_dealer_declares_every_special_group():
+@pytest.mark.parametrize("cfg", [{}, {"profile": "mil2024"}], ids=["seed", "mil2024"])
+def test_c5_dealer_declares_every_special_group(cfg):
     # C5: 旋风杠 takes 4 tiles and draws one replacement from the wall's end; 喜杠 幺蛋 九蛋 take
     # 3 tiles and draw nothing; each kind once; each is paid as an exposed kong (C12: 1 point
     # from each other player), at once, and none can be robbed
-    env = cc(["1m9m1p9p1s9s1234z567z5m", IDLE[0], IDLE[1], IDLE[2]], tail="8p")
+    env = cc(["1m9m1p9p1s9s1234z567z5m", IDLE[0], IDLE[1], IDLE[2]], tail="8p", **cfg)
     assert SPECIALS <= legal(env)
     assert rewards_list(act(env, "player_0: special_winds")) == [3, -1, -1, -1]
     v = view(env, 0)
@@ -1235,3 +1237,304 @@ def test_c13_bao_slot_counts_in_the_reserve():
     res = play_to_end(env)
     assert res["outcome"] == "draw"
     assert env.game.wall.slots == 14 and view(env, 0)["wall_remaining"] == 13
+
+
+# --------------------------------------------------------------------------------------- C14
+# The MIL 2024 fields, each off by default (the seed) and on in profile="mil2024"
+
+
+def test_c14_xuanfeng_three_winds_declared_then_the_fourth_added():
+    # C14 xuanfeng_three_winds: 1z2z3z dealt make a 3-tile 旋风杠 (no replacement, C5); the
+    # drawn 4z is no dealt tile but joins it as an addition on the first turn (C6), which stands
+    # unrobbed and draws a replacement
+    hands = [C7_P0, "258m369p147s1235z", IDLE[1], IDLE[2]]
+    env = cc(hands, wall="4z", tail="8m")
+    act(env, "player_0: discard 9m")
+    assert view(env, 1)["drawn"] == "4z" and "special_winds" not in legal(env)  # the seed: four winds
+    env = cc(hands, wall="4z", tail="8m", xuanfeng_three_winds=True)
+    act(env, "player_0: discard 9m")
+    assert "special_winds" in legal(env)
+    assert rewards_list(act(env, "player_1: special_winds")) == [-1, 3, -1, -1]
+    v = view(env, 1)
+    assert v["melds"][1] == [{"kind": "special_winds", "tiles": "123z", "from": None}]
+    assert v["drawn"] == "4z" and v["wall_remaining"] == 82 and v["concealed_counts"][1] == 11
+    assert "special_add 4z" in legal(env)
+    assert rewards_list(act(env, "player_1: special_add 4z")) == [-1, 3, -1, -1]
+    v = view(env, 1)
+    assert v["melds"][1][0]["tiles"] == "1234z" and v["drawn"] == "8m" and v["wall_remaining"] == 81
+
+
+def test_c14_xuanfeng_three_winds_keeps_the_four_wind_group():
+    # C14: with four different winds dealt the declaration is still the 4-tile group (C5)
+    env = cc(["1234z5z258m369p147s", IDLE[0], IDLE[1], IDLE[2]], tail="8m", xuanfeng_three_winds=True)
+    act(env, "player_0: special_winds")
+    v = view(env, 0)
+    assert v["melds"][0][0]["tiles"] == "1234z" and v["drawn"] == "8m" and v["wall_remaining"] == 82
+
+
+YAOJI_HAND = "23589m369p147s56z"  # dealt: 5z 6z (喜杠 without 7z), 9m 9p (九蛋 without 9s), one 1s
+
+
+@pytest.mark.parametrize("wild", [False, True])
+def test_c14_yaoji_wild_stands_in_and_is_added_to_any_group(wild):
+    # C14 yaoji_wild (小鸡飞蛋): the dealt 1s completes one group (5z6z+1s: a 喜杠); the drawn
+    # 1s is no dealt tile, so it completes no second group, but it may be added to a declared
+    # one; it is a 1s in the meld (C9, C12: an addition pays 1 from each)
+    hands = [C7_P0, YAOJI_HAND, IDLE[1], IDLE[2]]
+    env = cc(hands, wall="1s", tail="8m", yaoji_wild=wild)
+    act(env, "player_0: discard 9m")
+    assert view(env, 1)["drawn"] == "1s"
+    names = legal(env)
+    if not wild:
+        assert not names & SPECIALS and not any(n.startswith("special_add") for n in names)
+        return
+    assert names & SPECIALS == {"special_dragons", "special_nines"}
+    assert rewards_list(act(env, "player_1: special_dragons")) == [-1, 3, -1, -1]
+    assert view(env, 1)["melds"][1] == [{"kind": "special_dragons", "tiles": "56z1s", "from": None}]
+    names = legal(env)
+    assert "special_nines" not in names  # the dealt 1s is spent; the drawn one does not count (C5)
+    assert "special_add 1s" in names
+    assert rewards_list(act(env, "player_1: special_add 1s")) == [-1, 3, -1, -1]
+    v = view(env, 1)
+    assert v["melds"][1][0]["tiles"] == "56z11s" and v["drawn"] == "8m"
+
+
+def test_c14_yaoji_addition_robbed_as_a_1s():
+    # C14: a 1s added on a later turn can be robbed by a player waiting on 1s (C6 抢胡)
+    hands = [C7_P0, YAOJI_HAND, IDLE[1], "23s123m789p222z88s"]
+    env = cc(hands, wall="4z5z7z1z1s", yaoji_wild=True)
+    act(env, "player_0: discard 9m")
+    act(env, "player_1: special_dragons")
+    act(env, "player_1: discard 4z")
+    for seat in (2, 3, 0):
+        tsumogiri(env, seat)
+    assert view(env, 1)["drawn"] == "1s" and "special_add 1s" in legal(env)
+    act(env, "player_1: special_add 1s")
+    assert env.agent_selection == "player_3" and phase(env) == "rob" and legal(env) == {"win", "pass"}
+    act(env, "player_3: win")
+    res = result(env)
+    assert res["method"] == "rob_kong" and res["tile"] == "1s" and res["winner"] == 3
+
+
+CLAIMED_FIRST = "258m99p147s11234z"  # pongs 9p, then declares 旋风杠 and could add its second 1z
+
+
+@pytest.mark.parametrize("no_add", [False, True])
+def test_c14_claimed_first_turn_no_add(no_add):
+    # C14 claimed_first_turn_no_add: a first turn entered by a pong may declare (and draw the
+    # 旋风杠's replacement) but add nothing, even after the replacement draw
+    env = cc([C7_P0, CLAIMED_FIRST, IDLE[1], IDLE[2]], tail="8m", claimed_first_turn_no_add=no_add)
+    act(env, "player_0: discard 9p")
+    assert legal(env) == {"pong", "pass"}
+    act(env, "player_1: pong")
+    assert "special_winds" in legal(env)
+    act(env, "player_1: special_winds")
+    assert view(env, 1)["drawn"] == "8m" and phase(env) == "turn"
+    assert ("special_add 1z" in legal(env)) is not no_add
+
+
+def test_c14_claimed_first_turn_no_add_spares_a_drawn_first_turn():
+    # C14: the restriction is only for a first turn entered by a claim
+    hands = ["3569m369p34s13456z", "258m69p147s11234z", IDLE[1], IDLE[2]]
+    env = cc(hands, wall="7m", tail="8m", claimed_first_turn_no_add=True)
+    act(env, "player_0: discard 9m")
+    act(env, "player_1: special_winds")
+    assert "special_add 1z" in legal(env)
+
+
+READY_NO_TERMINAL = "23m345p666p567s88s9s"  # ready 9s leaves 23m345p666p567s88s: waits 1m only
+
+
+@pytest.mark.parametrize("needs_terminal", [False, True])
+def test_c14_ready_needs_terminal(needs_terminal):
+    # C14 ready_needs_terminal (MIL 七-1-3): no `ready 9s` when the 13 tiles left hold no 1, 9 or
+    # honor; the hand still wins on 1m without declaring (C7)
+    env = cc([READY_NO_TERMINAL, IDLE[0], IDLE[1], IDLE[2]], wall="1m", ready_needs_terminal=needs_terminal)
+    names = legal(env)
+    assert "discard 9s" in names
+    assert ("ready 9s" in names) is not needs_terminal
+    mask = env.observe("player_0")["action_mask"]
+    assert {n for n in names} == {A.action_name(i) for i in np.flatnonzero(mask)}
+    act(env, "player_0: discard 9s")
+    act(env, "player_1: discard 1m")
+    assert env.agent_selection == "player_0" and legal(env) == {"win", "pass"}
+
+
+def test_c14_ready_needs_terminal_counts_the_melds():
+    # C14: a 1, 9 or honor among the melds is enough: after the pong of 9p, `ready 4s` leaves
+    # 23m345p567s88s (no terminal) + 999p, waiting on 1m and 4m
+    env = cc([C7_P0, "99p23m345p567s88s4s", IDLE[1], IDLE[2]], ready_needs_terminal=True)
+    act(env, "player_0: discard 9p")
+    assert legal(env) == {"pong", "pass"}
+    act(env, "player_1: pong")
+    assert "ready 4s" in legal(env)
+
+
+PASS_BY_FAN = "12345m789p111s55z"  # waits 3m (夹胡: 4 fan for the discarder) and 6m (3 fan)
+
+
+@pytest.mark.parametrize(
+    "first,second,by_fan,offered",
+    [("6m", "3m", False, True), ("3m", "6m", False, True), ("6m", "3m", True, True), ("3m", "6m", True, False)],
+    ids=["kind_lock_higher", "kind_lock_lower", "by_fan_higher_still_offered", "by_fan_lower_blocked"],
+)
+def test_c14_passed_win_lock_by_fan(first, second, by_fan, offered):
+    # R8 blocks only the passed kind; C14 passed_win_lock_by_fan (MIL 十一-11-2) also blocks
+    # every claim win no higher for the discarder than the passed one, until the next draw
+    env = cc([None, None, None, PASS_BY_FAN], wall=first + second + "4z" + second, dealer=0,
+             passed_win_lock_by_fan=by_fan)
+    act(env, f"player_0: discard {safe_discard(env, 0, PASS_BY_FAN)}")
+    act(env, f"player_1: discard {first}")
+    assert env.agent_selection == "player_3" and legal(env) == {"win", "pass"}
+    act(env, "player_3: pass")
+    act(env, f"player_2: discard {second}")
+    assert env.agent_selection == "player_3" and phase(env) == "claim"  # it may chow player_2's tile
+    assert ("win" in legal(env)) == offered
+    mask = env.observe("player_3")["action_mask"]
+    assert legal(env) == {A.action_name(i) for i in np.flatnonzero(mask)}
+    act(env, "player_3: pass")
+    assert env.agent_selection == "player_3" and phase(env) == "turn" and view(env, 3)["drawn"] == "4z"
+    tsumogiri(env, 3)  # the draw ended the lock
+    act(env, f"player_0: discard {second}")
+    assert env.agent_selection == "player_3" and legal(env) == {"win", "pass"}
+
+
+def _run_to_phase(env, wanted: str, max_steps: int = 400) -> None:
+    for _ in range(max_steps):
+        if phase(env) == wanted:
+            return
+        step_on(env)
+    raise AssertionError(f"phase {wanted} never reached")
+
+
+@pytest.mark.parametrize("final_draws", [0, 4])
+def test_c14_final_draws_win_or_pass_no_discard(final_draws):
+    # C14 final_draws (MIL 五-7): with 18 tiles left (nine stacks) the next four draws are made
+    # like X4's 分张 by seats 2, 3, 0, 1 (the 66th head draw onward): win (a self-draw) or pass,
+    # no discard; the tile stays; then the hand is drawn with 14 tiles left (C13)
+    hand = "45m123p789s222z99p"  # waits 3m 6m
+    hands = fill_hands([None, None, None, hand], "6m", dealer=0)
+    env = cc(hands, wall=wall_with(hands, "", "", {66: "6m"}), dealer=0, final_draws=final_draws)
+    for _ in range(400):
+        if env.agent_selection == "player_3" and view(env, 3)["wall_remaining"] <= 16:
+            break
+        step_on(env)
+    assert view(env, 3)["wall_remaining"] == 16 and view(env, 3)["drawn"] == "6m"
+    if not final_draws:
+        assert phase(env) == "turn" and {"win", "discard 6m"} <= legal(env)
+        return
+    assert phase(env) == "fenzhang" and legal(env) == {"win", "pass"}
+    assert view(env, 2)["concealed_counts"][2] == 14  # player_2's final draw stays in its hand
+    for seat in (0, 1, 2):  # R13: a private decision; the others see phase turn, no one to move
+        v = view(env, seat)
+        assert v["phase"] == "turn" and v["claim"] is None and "to_move" not in v
+    act(env, "player_3: pass")
+    assert all(env.terminations.values())
+    res = result(env)
+    assert res["outcome"] == "draw" and view(env, 0)["wall_remaining"] == 14
+    assert view(env, 0)["concealed_counts"] == [14, 14, 14, 14]
+
+
+def test_c14_final_draw_win_is_a_self_draw():
+    hand = "45m123p789s222z99p"
+    hands = fill_hands([None, None, None, hand], "6m", dealer=0)
+    env = cc(hands, wall=wall_with(hands, "", "", {66: "6m"}), dealer=0, final_draws=4)
+    _run_to_phase(env, "fenzhang")
+    act(env, "player_3: win")
+    res = result(env)
+    assert res["method"] == "self_draw" and res["tile"] == "6m"
+    assert fans(res) == {"pinghu": 1, "zimo": 1, "lihu": 1} and res["deltas"] == [-4, -4, -4, 12]
+
+
+@pytest.mark.parametrize("final_draws,first", [(0, 66), (4, 62)])
+def test_c14_final_draws_reserve_for_kongs(final_draws, first):
+    # C13/C14: a kong needs n >= 14 + final_draws + (k mod 2) after its replacement draw
+    hands = fill_hands(["333p147m258s9s1356z", None, None, "222m" + C12_BASE], "2m3p", dealer=0)
+    wall = wall_with(hands, "", "", {first: "2m", first + 1: "3p"})
+    env = cc(hands, wall=wall, dealer=0, final_draws=final_draws)
+    for _ in range(400):
+        if env.agent_selection == "player_3" and phase(env) == "turn" and view(env, 3)["drawn"] == "2m":
+            break
+        step_on(env)
+    assert view(env, 3)["wall_remaining"] == 16 + final_draws
+    assert "concealed_kong 2m" in legal(env)
+    tsumogiri(env, 3)
+    run_until(env, 0)
+    assert view(env, 0)["drawn"] == "3p" and view(env, 0)["wall_remaining"] == 15 + final_draws
+    assert "concealed_kong 3p" not in legal(env)
+
+
+def test_c14_bao_roll_at_next_turn():
+    # C14 bao_roll_at_next_turn (MIL 三-24): player_1's declaration rolls nothing; player_3,
+    # declaring in between, is offered no view; the roll comes at player_1's next turn before
+    # its draw (the same stack from the tail: index 73), then the view offers of C8 follow
+    hands = [C7_P0, C8_WAIT_1Z_4Z, IDLE[0], "123m789p789s777z5s"]
+    env = cc(hands, wall=wall_with(hands, "9p7m2z1s3p", "", {indicator_index(5): "8m"}), dice=[5],
+             bao_roll_at_next_turn=True)
+    act(env, "player_0: discard 9m")
+    act(env, "player_1: ready 9p")
+    assert env.agent_selection == "player_2" and phase(env) == "turn" and view(env, 2)["dice"] == []
+    tsumogiri(env, 2)
+    act(env, "player_3: ready 2z")
+    assert env.agent_selection == "player_0" and env.game.bao is None
+    tsumogiri(env, 0)
+    assert env.agent_selection == "player_1" and phase(env) == "bao_view"
+    assert view(env, 1)["dice"] == [5] and view(env, 1)["drawn"] is None
+    assert env.game.wall.gap == 73 and env.game.bao == tile_index("8m")
+    act(env, "player_1: view_bao")
+    assert view(env, 1)["bao"] == "8m" and view(env, 1)["drawn"] == "3p"
+    tsumogiri(env, 1)
+    tsumogiri(env, 2)
+    assert env.agent_selection == "player_3" and phase(env) == "bao_view"
+
+
+@pytest.mark.parametrize("mobao_fan,duibao_fan,total", [(2, 2, 6), (1, 1, 4)])
+def test_c14_mobao_and_duibao_fans(mobao_fan, duibao_fan, total):
+    # C10/C14: 宝牌 and 对宝 fans are fields (MIL 1 and 1: 冲宝 2 and 摸宝 1 over 自摸)
+    env = _bao_deal(C8_SPECIAL_345, head="7m", indicator="3m", dice=[5], mobao_fan=mobao_fan, duibao_fan=duibao_fan)
+    act(env, "player_0: discard 9m")
+    play(env, "player_1: special_dragons", "player_1: ready 7m", "player_1: view_bao", "player_1: win")
+    res = result(env)
+    assert fans(res) == {"pinghu": 1, "zimo": 1, "mobao": mobao_fan, "duibao": duibao_fan}
+    points = 2 ** (total - 1)
+    assert res["total_fan"] == total and res["deltas"] == [-points, 3 * points, -points, -points]
+
+
+def test_c11_baozhuang_spares_a_ready_discarder_when_the_rolls_ran_out():
+    # C11 as amended: with no bao left (max_bao_rolls spent), a ready discarder is not covered
+    # by unready_discarder_pays_all: each payer pays its own share (discard_all_pay)
+    others = (IDLE[0], "13m123p789s222z55s")  # player_3 waits on 2m (夹胡)
+    env = _bao_deal(C8_WAIT_1Z_4Z, head="9p7p7p7p2m", indicator="7p", dice=[5, 5], others=others, max_bao_rolls=2,
+                    discard_all_pay=True, unready_discarder_pays_all=True)
+    act(env, "player_0: discard 9m")
+    play(env, "player_1: ready 9p", "player_1: view_bao")
+    for seat in (2, 3, 0):
+        tsumogiri(env, seat)
+    assert env.game.bao is None and view(env, 1)["drawn"] == "2m"
+    act(env, "player_1: discard 2m")
+    act(env, "player_3: win")
+    res = result(env)
+    assert fans(res) == {"pinghu": 1, "lihu": 1, "jiahu": 1, "dianpao": 1}
+    assert res["deltas"] == [-4, -8, -4, 16]
+
+
+def test_c8_huanbao_returns_the_indicator_to_the_tail_end_when_tail_draws_passed_it():
+    # C8 换宝 as amended: two replacement draws passed the indicator's slot (one die: s = 1, the
+    # stack at the tail, index 81); after the change it goes to the tail end (the next
+    # replacement draw), and the new roll counts from there
+    hands = fill_hands([None, C8_WAIT_1Z_4Z, "147m6666p9999s57z", None], "9p7p7p7p" + "8s7p9m", dealer=0)
+    wall = wall_with(hands, "9p7p7p7p", "", {82: "8s", 81: "7p", 80: "9m"})
+    env = cc(hands, wall=wall, dealer=0, dice=[1, 2], bao_dice=1)
+    act(env, f"player_0: discard {safe_discard(env, 0, C8_WAIT_1Z_4Z + '6p9s7p')}")
+    play(env, "player_1: ready 9p", "player_1: pass")
+    assert env.game.wall.gap == 81
+    play(env, "player_2: concealed_kong 6p", "player_2: concealed_kong 9s")
+    assert view(env, 2)["drawn"] == "9m"  # the second replacement skipped the slot
+    act(env, "player_2: discard 7p")
+    tsumogiri(env, 3)
+    tsumogiri(env, 0)  # the third 7p: 换宝
+    wall_state = env.game.wall
+    assert view(env, 1)["dice"] == [1, 2]
+    assert wall_state.tail == 81 and wall_state.tiles[80] == tile_index("7p")
+    assert wall_state.gap == wall_state.tail - 4 and env.game.bao == wall_state.tiles[wall_state.gap]
+    assert wall_state.live_tiles()[-1] == tile_index("7p")

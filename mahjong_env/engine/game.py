@@ -419,6 +419,7 @@ class Game:
         tiles = self.rules.declaration_tiles(self, seat, kind)
         for t in tiles:
             st.counts[t] -= 1
+            st.dealt[t] = max(0, st.dealt[t] - 1)  # C5: a dealt tile serves one declaration
         meld = Meld(kind, tiles, tiles[0], None)
         st.melds.append(meld)
         st.specials[kind] = meld

@@ -108,7 +108,7 @@ class SeatState:
         for t in tiles:
             counts[t] += 1
         self.counts = counts
-        self.dealt = list(counts)
+        self.dealt = list(counts)  # C5: the dealt tiles not yet used by a declaration
         self.melds: list[Meld] = []
         self.river: list[int] = []
         self.drawn: int | None = None
