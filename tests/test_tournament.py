@@ -146,7 +146,7 @@ def test_resume_after_an_exception_gives_the_uninterrupted_results(tmp_path):
     with pytest.raises(Stop):
         run_tournament(config, db, workers=2, on_hand=stop_after_five)
     assert len(ResultStore(db).done()) == 5
-    resumed = resolve_config(db, None, resume=True, given_fields=set())
+    resumed = resolve_config(db, None, resume=True, given_fields=set(), trust_db=True)
     summary = run_tournament(resumed, db, workers=2)
     assert stored(db) == full
     assert summary.hands_played == 18
@@ -198,7 +198,8 @@ def test_killing_the_cli_and_resuming_loses_and_repeats_nothing(tmp_path):
     with sqlite3.connect(db) as conn:
         cut = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
     assert 8 <= cut < 48, "the run was not interrupted midway"
-    assert main(["--db", str(db), "--resume", "--workers", "2", "--quiet", "--no-report"]) == 0
+    resume = ["--db", str(db), "--resume", "--workers", "2", "--quiet", "--no-report"]
+    assert main(resume + ["--agents", "random", "heuristic"]) == 0
     assert stored(db) == stored(full)
 
 
@@ -371,7 +372,7 @@ def test_parse_agents_names_and_numbers_duplicates():
         (["--variant", "changchun", "--agents", "random", "torch:missing.pt"], "missing.pt"),
         (["--variant", "changchun", "--agents", "random"], "at least two"),
         (["--variant", "changchun", "--agents", "a=random", "a=heuristic"], "given twice"),
-        (["--variant", "changchun", "--agents", "random", "heuristic", "--hands", "0"], "positive"),
+        (["--variant", "changchun", "--agents", "random", "heuristic", "--deals", "0"], "--deals: must be"),
         (["--variant", "changchun", "--agents", "random", "heuristic", "--move-timeout", "-1"], "timeout"),
         (["--variant", "changchun", "--agents", "random", "heuristic", "--rule", "no_such_rule=1"], "no_such_rule"),
         (["--agents", "random", "heuristic"], "--variant"),
@@ -396,12 +397,13 @@ def test_cli_refuses_to_overwrite_and_checks_resume_options(tmp_path, capsys):
         main(base)
     assert "--resume" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["--db", str(db), "--resume", "--seed", "99", "--quiet"])
+        main(["--db", str(db), "--resume", "--seed", "99", "--agents", "random", "random", "--quiet"])
     assert "seed" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--db", str(tmp_path / "none.sqlite"), "--resume", "--quiet"])
     assert "no database" in capsys.readouterr().err
-    assert main(["--db", str(db), "--resume", "--hands", "2", "--workers", "0", "--quiet", "--no-report"]) == 0
+    extend = ["--db", str(db), "--resume", "--deals", "2", "--workers", "0", "--quiet", "--no-report"]
+    assert main(extend + ["--agents", "random", "random"]) == 0
     assert len(ResultStore(db).done()) == 4
 
 

@@ -5,13 +5,16 @@ only the order in which results arrive differs, and the database is keyed by ``(
 
 - ``inline`` (``--workers 0``): in the calling process, one hand after another.
 - ``local`` (``--workers N``): N spawned worker processes, each fed one hand at a time over its
-  own pipe, so the coordinator always knows which hand a worker is playing. A worker that dies
-  (killed, out of memory, a crash in native code) is replaced and its hand is played again, up
-  to ``max_attempts`` times; after that the hand is reported as a failure (stored in the
-  ``failures`` table, tried again by ``--resume``) and the tournament goes on.
-- ``ray``: one Ray task per hand, ``ray.init(address=...)`` or a local Ray with N CPUs; Ray
-  re-runs the hands of a dead worker (``max_retries``). Agent modules must be importable on the
-  Ray workers (installed, or shipped with Ray's ``runtime_env``).
+  own pipe, so the coordinator always knows which hand a worker is playing.
+- ``ray``: one Ray task per hand, ``ray.init(address=...)`` or a local Ray with N CPUs. Agent
+  modules must be importable on the Ray workers (installed, or shipped with Ray's ``runtime_env``).
+
+A worker that dies while playing a hand (killed, out of memory, a crash in native code, or an
+in-process agent calling ``os._exit``) is replaced and the hand is played again with every
+agent isolated (``isolate="all"``), so that an agent that ends its own process is charged with
+an ``exit`` forfeit instead of cancelling the hand. After ``max_attempts`` deaths the hand is
+reported as a failure (stored in the ``failures`` table, tried again by ``--resume``) and the
+tournament goes on. Tasks are taken from the schedule as workers become free (lazily).
 
 Workers limit PyTorch and BLAS to one thread each (one hand per core).
 """
@@ -25,9 +28,11 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from agents.tournament import play
 from agents.tournament.play import play_hand
 from agents.tournament.schedule import HandTask
 
@@ -56,8 +61,28 @@ def _play_safely(task: HandTask) -> tuple[str, Any]:
         return "error", traceback.format_exc()
 
 
+class _Tasks:
+    """The schedule, taken lazily, with hands to play again put in front."""
+
+    def __init__(self, tasks: Iterable[HandTask]) -> None:
+        self._iterator: Iterator[HandTask] = iter(tasks)
+        self._again: collections.deque[HandTask] = collections.deque()
+
+    def next(self) -> HandTask | None:
+        if self._again:
+            return self._again.popleft()
+        return next(self._iterator, None)
+
+    def again(self, task: HandTask) -> None:
+        self._again.append(_isolated(task))
+
+
+def _isolated(task: HandTask) -> HandTask:
+    return dataclasses.replace(task, isolate="all")
+
+
 def execute(
-    tasks: list[HandTask],
+    tasks: Iterable[HandTask],
     on_result: OnResult,
     on_failure: OnFailure,
     backend: str = "local",
@@ -66,19 +91,21 @@ def execute(
     max_attempts: int = 3,
 ) -> None:
     """Play every task, calling ``on_result(hand)`` (in this process) as each hand finishes."""
-    if not tasks:
-        return
+    queue = _Tasks(tasks)
     if backend == "ray":
-        _run_ray(tasks, on_result, on_failure, workers, ray_address, max_attempts)
+        _run_ray(queue, on_result, on_failure, workers, ray_address, max_attempts)
     elif workers == 0:
-        for task in tasks:
-            status, value = _play_safely(task)
-            if status == "ok":
-                on_result(value)
-            else:
-                on_failure(task, 1, value)
+        try:
+            while (task := queue.next()) is not None:
+                status, value = _play_safely(task)
+                if status == "ok":
+                    on_result(value)
+                else:
+                    on_failure(task, 1, value)
+        finally:
+            play._POOL.close()
     else:
-        _run_local(tasks, on_result, on_failure, workers, max_attempts)
+        _run_local(queue, on_result, on_failure, workers, max_attempts)
 
 
 # ---------------------------------------------------------------------- local processes
@@ -93,6 +120,7 @@ def _worker_main(conn: multiprocessing.connection.Connection) -> None:
         except (EOFError, OSError):
             return
         if task is None:
+            play._POOL.close()
             return
         conn.send(_play_safely(task))
 
@@ -118,16 +146,15 @@ class _Worker:
         self.conn.close()
 
 
-def _run_local(
-    tasks: list[HandTask], on_result: OnResult, on_failure: OnFailure, workers: int, max_attempts: int
-) -> None:
+def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, workers: int, max_attempts: int) -> None:
     context = multiprocessing.get_context("spawn")
-    pending = collections.deque(tasks)
     attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
-    pool = [_Worker(context) for _ in range(min(workers, len(tasks)))]
+    first = [t for t in (queue.next() for _ in range(workers)) if t is not None]
+    pool = [_Worker(context) for _ in first]
     try:
-        for worker in pool:
-            _dispatch(worker, pending)
+        for worker, task in zip(pool, first):
+            worker.task = task
+            worker.conn.send(task)
         while any(w.task is not None for w in pool):
             busy = [w for w in pool if w.task is not None]
             waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
@@ -144,14 +171,14 @@ def _run_local(
                     worker.kill()
                     attempts[task.key] += 1
                     if attempts[task.key] < max_attempts:
-                        pending.appendleft(task)
+                        queue.again(task)
                     else:
                         code = worker.process.exitcode
                         on_failure(task, attempts[task.key], f"worker process died (exit code {code}) on every attempt")
                     pool[index] = worker = _Worker(context)
-                    _dispatch(worker, pending)
+                    _dispatch(worker, queue)
                     continue
-                _dispatch(worker, pending)  # keep the worker busy while the result is stored
+                _dispatch(worker, queue)  # keep the worker busy while the result is stored
                 if status == "ok":
                     on_result(value)
                 else:
@@ -164,8 +191,8 @@ def _run_local(
             worker.kill()
 
 
-def _dispatch(worker: _Worker, pending: collections.deque) -> None:
-    worker.task = pending.popleft() if pending else None
+def _dispatch(worker: _Worker, queue: _Tasks) -> None:
+    worker.task = queue.next()
     if worker.task is not None:
         worker.conn.send(worker.task)
 
@@ -179,7 +206,7 @@ def _ray_play(task: HandTask) -> tuple[str, Any]:
 
 
 def _run_ray(
-    tasks: list[HandTask],
+    queue: _Tasks,
     on_result: OnResult,
     on_failure: OnFailure,
     workers: int,
@@ -202,22 +229,32 @@ def _run_ray(
                 log_to_driver=False,
                 runtime_env={"env_vars": {"PYTHONPATH": path, **{v: "1" for v in _THREAD_VARIABLES}}},
             )
-    remote = ray.remote(num_cpus=1, max_retries=max_attempts - 1)(_ray_play)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_ray_play)
     window = 2 * max(1, int(ray.available_resources().get("CPU", workers) or 1))
-    pending = collections.deque(tasks)
+    attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
     running: dict[Any, HandTask] = {}
+    exhausted = False
     try:
-        while pending or running:
-            while pending and len(running) < window:
-                task = pending.popleft()
-                running[remote.remote(task)] = task
+        while not exhausted or running:
+            while not exhausted and len(running) < window:
+                task = queue.next()
+                if task is None:
+                    exhausted = True
+                else:
+                    running[remote.remote(task)] = task
+            if not running:
+                break
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
                 task = running.pop(ref)
                 try:
                     status, value = ray.get(ref)
                 except ray.exceptions.RayError as error:
-                    on_failure(task, max_attempts, f"Ray task failed: {error}")
+                    attempts[task.key] += 1
+                    if attempts[task.key] < max_attempts:
+                        running[remote.remote(_isolated(task))] = task
+                    else:
+                        on_failure(task, attempts[task.key], f"Ray task failed on every attempt: {error}")
                     continue
                 if status == "ok":
                     on_result(value)

@@ -6,29 +6,85 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.tournament.backends import BACKENDS
-from agents.tournament.config import FORMATS, VARIANTS, TournamentConfig, default_name
-from agents.tournament.runner import TournamentError, resolve_config, run_tournament
+from agents.tournament.config import (
+    FORMATS,
+    MAX_DEALS,
+    MAX_MOVE_TIMEOUT,
+    MAX_SEED,
+    VARIANTS,
+    TournamentConfig,
+    default_name,
+)
+from agents.tournament.play import ISOLATION
+from agents.tournament.runner import (
+    MAX_LOAD_TIMEOUT,
+    TournamentError,
+    missing_extras,
+    resolve_config,
+    resolve_specs,
+    run_tournament,
+)
 from agents.tournament.schedule import hands_per_deal
 
 __all__ = ["build_parser", "main", "parse_agents"]
 
 _DEFAULTS = {"deals": 8, "seed": 0, "format": "duplicate", "move_timeout": 10.0}
+_MAX_WORKERS = 1024
+_MAX_ATTEMPTS = 100
 
 _EPILOG = """\
+agent specs (see agents.load): random | heuristic | torch:PATH.pt | sb3:PATH.zip | rllib:CHECKPOINT_DIR |
+  module.path:Class (from the installed packages or the current folder) | path/to/agent.py:Class,
+  each optionally followed by ?key=value&key=value (constructor keywords, values read as JSON),
+  e.g. 'mine=my_agent.py:MyAgent?ckpt=run/model.zip&temperature=0.5' (quote it for the shell).
+  Entrants that are not this package's own code run in their own process (--isolate).
+
 examples:
   mahjong-tournament --variant changchun --agents random heuristic
   mahjong-tournament --variant xinjiang --agents heur=heuristic ppo=torch:agents/checkpoints/xinjiang.pt \\
-      --hands 200 --workers 8 --db runs/x.sqlite --report runs/x-report
-  mahjong-tournament --db runs/x.sqlite --resume           # continue an interrupted run
-  mahjong-tournament --db runs/x.sqlite --resume --hands 400   # extend it to 400 deals
+      --deals 200 --workers 8 --db runs/x.sqlite --report runs/x-report
+  mahjong-tournament --db runs/x.sqlite --resume --agents heur=heuristic ppo=torch:agents/checkpoints/xinjiang.pt
+  mahjong-tournament --db runs/x.sqlite --resume --trust-db --deals 400   # extend it, with the stored specs
+  mahjong-tournament export --db runs/x.sqlite --jsonl hands.jsonl      # no agent is loaded
 """
+
+
+def _bounded(kind: Callable[[str], Any], low: float, high: float, inclusive_low: bool = True) -> Callable[[str], Any]:
+    """An argparse type: a finite number of ``kind`` within [low, high] (or (low, high])."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+        if not math.isfinite(value) or value > high or value < low or (not inclusive_low and value == low):
+            shown_low, shown_high = (str(low), str(high)) if kind is int else (f"{low:g}", f"{high:g}")
+            span = f"from {shown_low} to {shown_high}" if inclusive_low else f"above {shown_low} and at most {shown_high}"
+            raise argparse.ArgumentTypeError(f"must be a finite number {span}, got {text!r}")
+        return value
+
+    return parse
+
+
+class _DeprecatedHands(argparse.Action):
+    """``--hands``: the old name of ``--deals`` (it always counted deals)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None) -> None:
+        print(
+            "mahjong-tournament: --hands is deprecated: it counts deals (walls), each played once per seating; "
+            "use --deals",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mahjong-tournament",
         description=(
             "Play a tournament between mahjong agents and report who is better, with confidence intervals. "
-            "Every hand is stored in SQLite as it finishes; --resume continues an interrupted run."
+            "Every hand is stored in SQLite as it finishes; --resume continues an interrupted run. "
+            "'mahjong-tournament export --db FILE --jsonl OUT' writes a stored tournament's records."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -47,29 +104,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--agents",
         nargs="+",
         metavar="[NAME=]SPEC",
-        help="two or more entrants: 'random', 'heuristic', 'torch:path/to.pt' or 'module.path:ClassName', "
-        "each optionally named NAME=SPEC (default name: the spec, the checkpoint's stem or the class name)",
+        help="two or more entrants (agent specs below), each optionally named NAME=SPEC "
+        "(default name: the spec, the checkpoint's stem or the class name)",
     )
+    deals = _bounded(int, 1, MAX_DEALS)
     game.add_argument(
-        "--hands",
         "--deals",
         dest="deals",
-        type=int,
+        type=deals,
         metavar="N",
         help="number of deals (walls), default 8. The duplicate format plays each deal once per seating "
         "(2 entrants: 2 hands per deal, 3: 6, 4 or more: 4); random-seats plays each deal once",
     )
+    game.add_argument("--hands", dest="deals", type=deals, metavar="N", action=_DeprecatedHands, help="deprecated: --deals")
     game.add_argument(
-        "--seed", type=int, help="tournament seed: deals, seatings and agent seeds derive from it (default 0)"
+        "--seed",
+        type=_bounded(int, 0, MAX_SEED),
+        help="tournament seed: deals, seatings and agent seeds derive from it (default 0)",
     )
     game.add_argument(
         "--format", choices=FORMATS, help="duplicate (default; rotates seats over each deal) or random-seats"
     )
     game.add_argument(
         "--move-timeout",
-        type=float,
+        type=_bounded(float, 0.0, MAX_MOVE_TIMEOUT, inclusive_low=False),
         metavar="SECONDS",
-        help="time limit for one decision; over it, the agent forfeits the hand (default 10)",
+        help=f"time limit for one decision, at most {MAX_MOVE_TIMEOUT:g}; over it, the agent forfeits the hand "
+        "(default 10)",
     )
     game.add_argument(
         "--rule",
@@ -78,18 +139,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="rule override passed to the environment (a field of the variant's rule config; VALUE is JSON "
         "or a string), repeatable",
     )
+    game.add_argument(
+        "--allow-variant-mismatch",
+        action="store_true",
+        help="enter a checkpoint trained for the other variant (refused by default)",
+    )
     run = parser.add_argument_group("how it is run")
     run.add_argument(
         "--workers",
-        type=int,
+        type=_bounded(int, 0, _MAX_WORKERS),
         default=os.cpu_count() or 1,
         help="parallel worker processes (default: number of CPUs; 0 plays in this process). "
         "Results do not depend on it",
     )
+    run.add_argument(
+        "--isolate",
+        choices=ISOLATION,
+        default="auto",
+        help="which entrants run in their own process, seeing only their observation, with a hard deadline: "
+        "auto (default: every entrant that is not this package's own code or a torch: checkpoint), all, "
+        "none (trust every agent: faster, but an agent could read the game or bend the time limit)",
+    )
+    run.add_argument(
+        "--load-timeout",
+        type=_bounded(float, 0.0, MAX_LOAD_TIMEOUT, inclusive_low=False),
+        default=300.0,
+        metavar="SECONDS",
+        help="time limit for building an isolated agent (not counted against --move-timeout; default 300)",
+    )
     run.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or Ray")
     run.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: start a local Ray)")
     run.add_argument(
-        "--max-attempts", type=int, default=3, help="plays of a hand whose worker dies before giving up (default 3)"
+        "--max-attempts",
+        type=_bounded(int, 1, _MAX_ATTEMPTS),
+        default=3,
+        help="plays of a hand whose worker dies before giving up (default 3)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     out = parser.add_argument_group("where results go")
@@ -100,12 +184,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--resume", action="store_true", help="continue the tournament stored in --db")
     out.add_argument(
+        "--trust-db",
+        action="store_true",
+        help="with --resume: run the agent specs stored in the database (they are code) instead of --agents",
+    )
+    out.add_argument(
         "--report",
         metavar="DIR",
         help="report folder: report.md, report.html, PNG plots (default: next to the database)",
     )
     out.add_argument("--no-report", action="store_true", help="write no report folder")
     out.add_argument("--export-jsonl", metavar="FILE", help="also write every hand's record as JSON Lines")
+    return parser
+
+
+def build_export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mahjong-tournament export",
+        description="Write a stored tournament's hands (records with the players' names) without loading any agent.",
+    )
+    parser.add_argument("--db", required=True, metavar="FILE", help="the tournament's SQLite database")
+    parser.add_argument("--jsonl", metavar="FILE", help="write every hand's record as JSON Lines")
+    parser.add_argument("--report", metavar="DIR", help="write the report folder")
     return parser
 
 
@@ -163,21 +263,21 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
 def _config(args: argparse.Namespace, db: Path, given: dict[str, Any]) -> TournamentConfig:
     try:
         if args.resume:
-            stored = resolve_config(db, None, True, set())
-            return resolve_config(db, dataclasses.replace(stored, **given), True, set(given))
+            stored = resolve_config(db, None, True, set(given), trust_db=args.trust_db)
+            wanted = resolve_specs(dataclasses.replace(stored, **given))
+            return resolve_config(db, wanted, True, set(given), trust_db=args.trust_db)
         missing = [flag for flag, field in (("--variant", "variant"), ("--agents", "agents")) if field not in given]
         if missing:
             raise TournamentError(f"a new tournament needs {' and '.join(missing)} (or --resume with --db)")
-        return resolve_config(db, TournamentConfig(**{**_DEFAULTS, **given}), False, set(given))
+        config = resolve_specs(TournamentConfig(**{**_DEFAULTS, **given}))
+        return resolve_config(db, config, False, set(given))
     except ValueError as error:
         raise TournamentError(str(error)) from None
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    if args.workers < 0:
-        raise TournamentError(f"--workers must be 0 or more, got {args.workers}")
-    if args.max_attempts < 1:
-        raise TournamentError(f"--max-attempts must be at least 1, got {args.max_attempts}")
+    if args.trust_db and not args.resume:
+        raise TournamentError("--trust-db goes with --resume (it runs the specs stored in the database)")
     if args.ray_address and args.backend != "ray":
         raise TournamentError("--ray-address needs --backend ray")
     if args.resume and not args.db:
@@ -192,6 +292,9 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:
+        return _export(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     db: Path | None = None
@@ -200,10 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         given = _given_fields(args)
         db = Path(args.db) if args.db else _default_db(given.get("variant", "tournament"))
         config = _config(args, db, given)
-        if args.report:
-            report_dir = Path(args.report)
-        else:
-            report_dir = db.with_name(db.stem + "-report") if args.db else db.parent / "report"
+        report_dir = _report_dir(args.report, db, bool(args.db))
         if not args.quiet:
             per_deal = hands_per_deal(len(config.agents), config.format)
             print(
@@ -211,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"= {config.deals * per_deal} hands; database {db}",
                 file=sys.stderr,
             )
+            missing = missing_extras()
+            if missing:
+                print(
+                    f"note: without {', '.join(missing)}; pip install -e '.[tournament]' adds them",
+                    file=sys.stderr,
+                )
         summary = run_tournament(
             config,
             db,
@@ -219,8 +325,12 @@ def main(argv: list[str] | None = None) -> int:
             ray_address=args.ray_address,
             progress=not args.quiet,
             max_attempts=args.max_attempts,
+            isolate=args.isolate,
+            load_timeout=args.load_timeout,
+            allow_variant_mismatch=args.allow_variant_mismatch,
         )
-    except TournamentError as error:
+        print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl))
+    except (TournamentError, ValueError) as error:
         parser.exit(2, f"mahjong-tournament: error: {error}\n")
     except KeyboardInterrupt:
         if db is not None and db.exists():
@@ -229,19 +339,51 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return 130
+    return 0 if not summary.failures else 1
+
+
+def _report_dir(report: str | None, db: Path, db_given: bool) -> Path:
+    if report:
+        return Path(report)
+    return db.with_name(db.stem + "-report") if db_given else db.parent / "report"
+
+
+def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None) -> str:
+    """Write the report and the export; the leaderboard and where things went, as text."""
     from agents.tournament.report import leaderboard_text, write_report
     from agents.tournament.storage import ResultStore
 
-    print(leaderboard_text(summary))
+    lines = [leaderboard_text(summary)]
     with ResultStore(db) as store:
-        if not args.no_report:
+        if report_dir is not None:
             page = write_report(summary, store, report_dir)
-            print(f"\nreport: {page}")
-        if args.export_jsonl:
-            count = store.export_jsonl(args.export_jsonl)
-            print(f"exported {count} hands to {args.export_jsonl}")
-    print(f"database: {db}")
-    return 0 if not summary.failures else 1
+            lines.append(f"\nreport: {page}")
+        if jsonl:
+            count = store.export_jsonl(jsonl)
+            lines.append(f"exported {count} hands to {jsonl}")
+    lines.append(f"database: {db}")
+    return "\n".join(lines)
+
+
+def _export(argv: list[str]) -> int:
+    """``mahjong-tournament export``: records and report of a stored tournament, no agent built."""
+    from agents.tournament.runner import load_summary
+
+    parser = build_export_parser()
+    args = parser.parse_args(argv)
+    try:
+        if not args.jsonl and not args.report:
+            raise TournamentError("export needs --jsonl FILE and/or --report DIR")
+        db = Path(args.db)
+        if not db.is_file():
+            raise TournamentError(f"there is no database {db}")
+        if args.report and Path(args.report).is_file():
+            raise TournamentError(f"--report {args.report} is a file; give a folder")
+        summary = load_summary(db)
+        print(_outputs(summary, db, Path(args.report) if args.report else None, args.jsonl))
+    except (TournamentError, ValueError, OSError) as error:
+        parser.exit(2, f"mahjong-tournament export: error: {error}\n")
+    return 0
 
 
 def _default_db(variant: str) -> Path:

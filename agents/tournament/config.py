@@ -9,23 +9,29 @@ of it: it never changes a result.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any
 
-__all__ = ["FORMATS", "VARIANTS", "TournamentConfig", "default_name"]
+__all__ = ["FORMATS", "MAX_DEALS", "MAX_MOVE_TIMEOUT", "MAX_SEED", "VARIANTS", "TournamentConfig", "default_name"]
 
 VARIANTS = ("xinjiang", "changchun")
 FORMATS = ("duplicate", "random-seats")
+MAX_DEALS = 1_000_000_000
+MAX_SEED = 2**63 - 1
+MAX_MOVE_TIMEOUT = 3600.0
+"""An hour: a longer limit is no limit (and overflows the alarm timer near 1e10 s)."""
 _NAME = re.compile(r"^[A-Za-z0-9_.+\-#@]{1,64}$")
 
 
 def default_name(spec: str) -> str:
     """The display name of an entrant given without one: ``random``, ``heuristic``, the
     checkpoint's file stem for ``torch:path``, the class name for ``module:Class``."""
-    spec = spec.strip()
-    if spec.startswith("torch:"):
-        stem = spec[len("torch:") :].replace("\\", "/").rsplit("/", 1)[-1]
-        return stem.rsplit(".", 1)[0] or "torch"
+    spec = spec.strip().partition("?")[0]
+    for kind in ("torch:", "sb3:", "rllib:"):
+        if spec.startswith(kind):
+            stem = spec[len(kind) :].replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+            return stem.rsplit(".", 1)[0] or kind[:-1]
     if ":" in spec:
         return spec.rsplit(":", 1)[-1] or spec
     return spec
@@ -52,12 +58,25 @@ class TournamentConfig:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
-        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals < 1:
-            raise ValueError(f"the number of deals (--hands) must be a positive integer, got {self.deals!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if self.move_timeout is not None and not self.move_timeout > 0:
-            raise ValueError(f"move timeout must be a positive number of seconds, got {self.move_timeout!r}")
+        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or not 1 <= self.deals <= MAX_DEALS:
+            raise ValueError(f"the number of deals (--deals) must be an integer from 1 to {MAX_DEALS}, got {self.deals!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed (--seed) must be an integer from 0 to 2**63-1, got {self.seed!r}")
+        timeout = self.move_timeout
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not math.isfinite(timeout)
+            or not 0 < timeout <= MAX_MOVE_TIMEOUT
+        ):
+            raise ValueError(
+                f"move timeout (--move-timeout) must be a number of seconds above 0 and at most {MAX_MOVE_TIMEOUT:g}, "
+                f"got {timeout!r}"
+            )
+        if not isinstance(self.agents, tuple) or not all(
+            isinstance(a, tuple) and len(a) == 2 and all(isinstance(x, str) for x in a) for a in self.agents
+        ):
+            raise ValueError(f"agents must be (name, spec) pairs of strings, got {self.agents!r}")
         if len(self.agents) < 2:
             raise ValueError(f"a tournament needs at least two agents, got {len(self.agents)}")
         names = [name for name, _ in self.agents]
@@ -98,11 +117,14 @@ class TournamentConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
+        """The inverse of `to_dict`; ValueError (or KeyError, TypeError) on malformed data."""
+        if not isinstance(data, dict):
+            raise ValueError("the configuration is not a JSON object")
         return cls(
             variant=data["variant"],
             agents=tuple((str(n), str(s)) for n, s in data["agents"]),
-            deals=int(data["deals"]),
-            seed=int(data["seed"]),
+            deals=data["deals"],
+            seed=data["seed"],
             format=data["format"],
             rules=tuple((str(k), v) for k, v in data.get("rules", [])),
             move_timeout=data.get("move_timeout"),

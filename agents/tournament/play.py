@@ -10,19 +10,31 @@ re-seeded with it before every hand (also the first); any other agent is built a
 should offer ``seed(seed)``, which must determine its state (and its play) completely.
 ``reset()`` is called before every hand, and Python's, NumPy's global and (if imported)
 PyTorch's random generators are seeded per hand, so that agents that use them are reproducible
-too.
+too. Building an agent does not count against the move time limit.
+
+Isolation (``task.isolate``). ``"auto"`` (the default) runs every entrant whose spec is not
+this package's own code (`agents.is_trusted`: user modules and files, SB3 and RLlib files) in
+its own process (`agents.sandbox.IsolatedAgent`), ``"all"`` every entrant, ``"none"`` none.
+An isolated agent gets copies of its observation and info and nothing else, and its deadline
+is enforced by killing its process. Every agent, isolated or not, gets copies: the legality of
+its action is judged by the env's own mask, never by the agent's copy.
 
 Forfeits. An agent forfeits the hand when it raises (``crash``), returns something that is not
-a legal action id (``illegal``), or takes longer than ``move_timeout`` seconds for a decision
-(``timeout``; interrupted by ``SIGALRM`` where the worker runs in a main thread, otherwise
-measured when the call returns). The hand then ends as the environment's ``illegal`` outcome
-(``illegal_action="penalize"``, API.md): the offender pays 1 point to each other seat (−3 for
-it, +1 for each other), kong payments already made stand, and the tournament goes on.
+a legal action id (``illegal``), takes longer than ``move_timeout`` seconds for a decision
+(``timeout``; an isolated agent's process is killed then; an in-process one is interrupted by
+``SIGALRM`` where the worker runs in a main thread, otherwise measured when the call returns),
+or ends its process or calls ``sys.exit`` (``exit``). The hand then ends as the environment's
+``illegal`` outcome (``illegal_action="penalize"``, API.md): the offender pays 1 point to each
+other seat (−3 for it, +1 for each other), kong payments already made stand, and the
+tournament goes on. An in-process agent that kills its worker process (``os._exit``, a native
+crash) cannot be told from the others at that moment: the backends play such a hand again with
+every agent isolated, which charges the agent that ends its process (`agents.tournament.backends`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import operator
 import random
 import signal
@@ -36,47 +48,88 @@ import numpy as np
 
 import agents
 from agents.base import agent_info
+from agents.sandbox import AgentFault, IsolatedAgent
 from agents.tournament.schedule import HandTask
 from mahjong_env import actions as A
 
-__all__ = ["AgentPool", "feeder", "play_hand"]
+__all__ = ["ISOLATION", "AgentPool", "feeder", "isolated", "play_hand", "seed_globals"]
 
-_MESSAGE_LIMIT = 2000
+ISOLATION = ("auto", "all", "none")
 _FEEDING = ("discard", "ready", "added_kong", "special_add")
+_ALARM_LIMIT = 1e6
+"""Longest time limit SIGALRM is armed for (``setitimer`` overflows near 1e10 s)."""
 
 
 class _MoveTimeout(BaseException):
-    """Raised inside an agent's ``act`` when its time is up (a BaseException, so that an
-    agent's own ``except Exception`` cannot swallow it)."""
+    """Raised inside an in-process agent's ``act`` when its time is up (a BaseException, so
+    that an agent's own ``except Exception`` cannot swallow it)."""
 
 
-class _Fault(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message[-_MESSAGE_LIMIT:]
+def isolated(spec: str, mode: str) -> bool:
+    """Whether an entrant with ``spec`` runs in its own process under isolation ``mode``."""
+    if mode not in ISOLATION:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATION)}, got {mode!r}")
+    return mode == "all" or (mode == "auto" and not agents.is_trusted(spec))
+
+
+class _Seat:
+    """One seat's agent for one hand: in this process, or in an `IsolatedAgent`."""
+
+    def __init__(self, seat: int, agent: Any = None, proxy: IsolatedAgent | None = None) -> None:
+        self.seat = seat
+        self.agent = agent
+        self.proxy = proxy
+
+    def act(self, clock: _Clock, observation: dict[str, np.ndarray], info: dict[str, Any]) -> tuple[Any, float]:
+        if self.proxy is not None:
+            return self.proxy.act(self.seat, observation, info, clock.limit)
+        return clock.call(self.agent.act, observation, info)
 
 
 class AgentPool:
-    """The agents of one worker, built once per (entrant, seat) where they can be re-seeded."""
+    """The agents of one worker: in-process ones built once per (entrant, seat) where they can
+    be re-seeded, and one `IsolatedAgent` process per isolated entrant."""
 
     def __init__(self) -> None:
         self._agents: dict[tuple[str, str, int], Any] = {}
+        self._proxies: dict[tuple[str, str], IsolatedAgent] = {}
 
-    def get(self, name: str, spec: str, seat: int, seed: int) -> Any:
+    def get(
+        self, name: str, spec: str, seat: int, seed: int, global_seed: int, isolate: str, load_timeout: float
+    ) -> _Seat:
+        """The seat's agent, ready for a hand; `AgentFault` if it cannot be built."""
+        if isolated(spec, isolate):
+            proxy = self._proxies.get((name, spec))
+            if proxy is None:
+                proxy = self._proxies[(name, spec)] = IsolatedAgent(spec, load_timeout)
+            proxy.load_timeout = load_timeout
+            proxy.begin(seat, seed, global_seed)
+            return _Seat(seat, proxy=proxy)
         key = (name, spec, seat)
-        agent = self._agents.get(key)
-        if agent is None:
-            agent = agents.load(spec, seed=seed)  # user classes are built without the seed
-        if callable(getattr(agent, "seed", None)):
-            agent.seed(seed)
-            self._agents[key] = agent
-        agent.reset()
-        return agent
+        try:
+            agent = self._agents.get(key)
+            if agent is None:
+                agent = agents.load(spec, seed=seed)  # user classes are built without the seed
+            if callable(getattr(agent, "seed", None)):
+                agent.seed(seed)
+                self._agents[key] = agent
+            agent.reset()
+        except Exception as error:
+            raise AgentFault("crash", _traceback(error)) from None
+        return _Seat(seat, agent=agent)
 
     def drop(self, name: str, spec: str, seat: int) -> None:
-        """Forget an agent (after a fault it may be in any state)."""
+        """Forget an agent after a fault (it may be in any state); an isolated one's process ends."""
         self._agents.pop((name, spec, seat), None)
+        proxy = self._proxies.pop((name, spec), None)
+        if proxy is not None:
+            proxy.kill()
+
+    def close(self) -> None:
+        for proxy in self._proxies.values():
+            proxy.kill()
+        self._proxies.clear()
+        self._agents.clear()
 
 
 _POOL = AgentPool()
@@ -95,7 +148,8 @@ def _env(variant: str, rules: tuple[tuple[str, Any], ...]) -> Any:
     return env
 
 
-def _seed_globals(seed: int) -> None:
+def seed_globals(seed: int) -> None:
+    """Seed Python's, NumPy's global and (if imported) PyTorch's generators."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch = sys.modules.get("torch")
@@ -107,13 +161,22 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _MoveTimeout()
 
 
+def _traceback(error: BaseException) -> str:
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
 class _Clock:
-    """Per-decision time limit: SIGALRM where possible, and always a check after the call."""
+    """Per-decision time limit of in-process agents: SIGALRM where possible, and always a check
+    after the call (isolated agents are timed by `IsolatedAgent`)."""
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
         self.alarm = (
-            limit is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+            limit is not None
+            and math.isfinite(limit)
+            and 0 < limit <= _ALARM_LIMIT
+            and hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
         )
         self._previous: Any = None
 
@@ -128,24 +191,27 @@ class _Clock:
             signal.signal(signal.SIGALRM, self._previous)
 
     def call(self, fn: Any, *args: Any) -> tuple[Any, float]:
-        """``fn(*args)`` and its duration; `_Fault` on an exception or when over the limit."""
+        """``fn(*args)`` and its duration; `AgentFault` on an exception, ``sys.exit`` or when
+        over the limit. Ctrl-C (KeyboardInterrupt) is not the agent's and passes through."""
         start = time.perf_counter()
+        if self.alarm:
+            signal.setitimer(signal.ITIMER_REAL, self.limit)
         try:
-            if self.alarm:
-                signal.setitimer(signal.ITIMER_REAL, self.limit)
-            try:
-                value = fn(*args)
-            finally:
-                if self.alarm:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+            value = fn(*args)
         except _MoveTimeout:
-            raise _Fault("timeout", f"no decision within {self.limit:g} s") from None
-        except Exception as error:
-            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            raise _Fault("crash", text) from None
+            raise AgentFault("timeout", f"no decision within {self.limit:g} s") from None
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as error:
+            raise AgentFault("exit", f"the agent called sys.exit({error.code!r})") from None
+        except BaseException as error:
+            raise AgentFault("crash", _traceback(error)) from None
+        finally:
+            if self.alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         elapsed = time.perf_counter() - start
         if self.limit is not None and elapsed > self.limit:
-            raise _Fault("timeout", f"decision took {elapsed:.3f} s, over the {self.limit:g} s limit")
+            raise AgentFault("timeout", f"decision took {elapsed:.3f} s, over the {self.limit:g} s limit")
         return value, elapsed
 
 
@@ -155,11 +221,12 @@ def _check_action(action: Any, mask: np.ndarray) -> int:
             raise TypeError
         action = operator.index(action)
     except TypeError:
-        raise _Fault("illegal", f"act returned {action!r} ({type(action).__name__}), not an action id") from None
+        text = repr(action)[:200]
+        raise AgentFault("illegal", f"act returned {text} ({type(action).__name__}), not an action id") from None
     if not 0 <= action < A.NUM_ACTIONS or not mask[action]:
         shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
         legal = ", ".join(A.action_name(int(a)) for a in np.flatnonzero(mask))
-        raise _Fault("illegal", f"illegal action {shown}; legal actions: {legal}")
+        raise AgentFault("illegal", f"illegal action {shown}; legal actions: {legal}")
     return action
 
 
@@ -179,27 +246,38 @@ def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
     pool = pool or _POOL
     started = time.perf_counter()
     env = _env(task.variant, task.rules)
-    _seed_globals(task.agent_seeds[0])
+    seed_globals(task.agent_seeds[0])
     decisions = [0] * 4
     think = [0.0] * 4
     forfeit = None
-    seat_agents: list[Any] = []
+    seats: list[_Seat] = []
     env.reset(seed=task.deal_seed)
     with _Clock(task.move_timeout) as clock:
         seat = 0
         try:
             for seat in range(4):
-                agent, _ = clock.call(pool.get, task.seats[seat], task.specs[seat], seat, task.agent_seeds[seat])
-                seat_agents.append(agent)
+                seats.append(
+                    pool.get(
+                        task.seats[seat],
+                        task.specs[seat],
+                        seat,
+                        task.agent_seeds[seat],
+                        task.agent_seeds[0],
+                        task.isolate,
+                        task.load_timeout,
+                    )
+                )
             while not all(env.terminations.values()):
                 name = env.agent_selection
                 seat = int(name.rsplit("_", 1)[1])
                 observation = env.observe(name)
-                action, elapsed = clock.call(seat_agents[seat].act, observation, agent_info(env, name))
+                legal = np.array(observation["action_mask"], copy=True)  # the env's mask decides legality
+                given = {key: np.array(value, copy=True) for key, value in observation.items()}
+                action, elapsed = seats[seat].act(clock, given, agent_info(env, name))
                 decisions[seat] += 1
                 think[seat] += elapsed
-                env.step(_check_action(action, observation["action_mask"]))
-        except _Fault as fault:
+                env.step(_check_action(action, legal))
+        except AgentFault as fault:
             forfeit = {
                 "seat": seat,
                 "agent": task.seats[seat],
@@ -211,6 +289,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
             env.game.penalize(seat)  # the env's "illegal" outcome: the offender pays 1 to each other seat
     result = json.loads(json.dumps(env.game.result))
     record = env.record()
+    record["players"] = list(task.seats)
     return {
         "deal": task.deal,
         "seating": task.seating,

@@ -142,7 +142,7 @@ def _notes(summary: Summary) -> list[str]:
     if played and min(played) < 30:
         notes.append(
             f"Only {min(played)} deals for some entrant: the intervals are rough (rare big hands may not have "
-            "shown up yet); play more deals (--hands) before making claims"
+            "shown up yet); play more deals (--deals) before making claims"
         )
     missing = summary.hands_expected - summary.hands_played - len(summary.failures)
     if missing > 0:

@@ -1,48 +1,147 @@
-"""Running a tournament: validate, schedule, skip what the database holds, play, summarise."""
+"""Running a tournament: validate, check a resumed run's entrants, schedule, play, summarise.
+
+Entrants. Before anything is played every entrant is built once (in its own process when it
+is isolated, `agents.tournament.play`), so that a typo fails now, and described
+(`agents.describe`): the variant it was trained for and its source files with their SHA-256.
+An entrant trained for another variant is refused unless ``allow_variant_mismatch``. The
+description is stored with the configuration; a resumed run compares every file's checksum
+with the stored one and refuses a changed entrant.
+
+Resuming. A resumed run plays the specs it is given (agent specs are code: a database is not
+trusted to name what runs) and refuses a database whose stored specs differ; with
+``trust_db=True`` it takes the stored specs instead (`resolve_config`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import agents
+from agents.sandbox import AgentFault, IsolatedAgent
 from agents.tournament.backends import BACKENDS, execute
 from agents.tournament.config import TournamentConfig
-from agents.tournament.schedule import HandTask, schedule
+from agents.tournament.play import ISOLATION, isolated
+from agents.tournament.schedule import HandTask, iter_schedule, total_hands
 from agents.tournament.stats import Summary, summarize
 from agents.tournament.storage import ResultStore
 
-__all__ = ["TournamentError", "load_summary", "resolve_config", "run_tournament", "validate"]
+__all__ = [
+    "MAX_LOAD_TIMEOUT",
+    "TournamentError",
+    "load_summary",
+    "missing_extras",
+    "resolve_config",
+    "resolve_specs",
+    "run_tournament",
+    "validate",
+]
+
+MAX_LOAD_TIMEOUT = 3600.0
+_EXTRAS = (("tqdm", "progress bar"), ("openskill", "ratings"), ("matplotlib", "plots"))
 
 
 class TournamentError(Exception):
     """A problem with the user's input or database, reported before anything is played."""
 
 
-def validate(config: TournamentConfig) -> None:
-    """Build the environment and every entrant once, so that a typo fails now, not mid-run."""
+def missing_extras() -> list[str]:
+    """What the ``tournament`` extra would add that is not installed (the run works without)."""
+    import importlib.util
+
+    return [f"{what} ({module})" for module, what in _EXTRAS if importlib.util.find_spec(module) is None]
+
+
+def resolve_specs(config: TournamentConfig) -> TournamentConfig:
+    """The configuration with every entrant's paths made absolute (`agents.resolve_spec`)."""
+    try:
+        resolved = tuple((name, agents.resolve_spec(spec)) for name, spec in config.agents)
+    except ValueError as error:
+        raise TournamentError(str(error)) from None
+    return dataclasses.replace(config, agents=resolved)
+
+
+def validate(
+    config: TournamentConfig,
+    isolate: str = "auto",
+    load_timeout: float = 300.0,
+    allow_variant_mismatch: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Build the environment and every entrant once; returns the entrants' descriptions
+    (spec, variant, isolated, sources). TournamentError on any problem."""
     from agents.tournament.play import _env
 
     try:
         _env(config.variant, config.rules)
     except (TypeError, ValueError) as error:
         raise TournamentError(f"invalid rule option for {config.variant}: {error}") from None
+    entrants = {}
     for name, spec in config.agents:
         try:
-            agent = agents.load(spec, seed=0)
+            alone = isolated(spec, isolate)
+        except ValueError as error:
+            raise TournamentError(f"agent {name!r}: {error}") from None
+        try:
+            if alone:
+                proxy = IsolatedAgent(spec, load_timeout)
+                try:
+                    description = proxy.describe()
+                finally:
+                    proxy.kill()
+            else:
+                agent = agents.load(spec, seed=0)
+                description = {**agents.describe(spec, agent), "has_act": callable(getattr(agent, "act", None))}
+        except AgentFault as fault:
+            last = fault.message.strip().splitlines()[-1] if fault.message.strip() else fault.kind
+            raise TournamentError(f"agent {name!r} (spec {spec!r}) cannot be loaded: {last}") from None
         except Exception as error:  # any failure to build the agent is the user's to fix
             raise TournamentError(f"agent {name!r} (spec {spec!r}) cannot be loaded: {error}") from None
-        if not callable(getattr(agent, "act", None)):
+        if not description.get("has_act"):
             raise TournamentError(f"agent {name!r} (spec {spec!r}) has no act(observation, info) method")
+        variant = description.get("variant")
+        if variant is not None and variant != config.variant and not allow_variant_mismatch:
+            raise TournamentError(
+                f"agent {name!r} (spec {spec!r}) was trained for {variant}, this tournament plays {config.variant}: "
+                "enter it anyway with --allow-variant-mismatch"
+            )
+        entrants[name] = {
+            "spec": spec,
+            "variant": variant if isinstance(variant, str) else None,
+            "isolated": alone,
+            "sources": list(description.get("sources") or []),
+        }
+    return entrants
+
+
+def _check_unchanged(stored: dict[str, dict[str, Any]], current: dict[str, dict[str, Any]], db: Path) -> None:
+    for name, entry in current.items():
+        old = stored.get(name)
+        if old is None:
+            continue
+        before = {s.get("path"): s.get("sha256") for s in old.get("sources") or [] if isinstance(s, dict)}
+        now = {s["path"]: s["sha256"] for s in entry["sources"]}
+        for path, digest in before.items():
+            if now.get(path) != digest:
+                found = "is missing" if path not in now else f"has sha256 {str(now[path])[:12]}…"
+                raise TournamentError(
+                    f"--resume: entrant {name!r} changed since {db} was started: {path} {found}, stored "
+                    f"sha256 {str(digest)[:12]}…; restore the file or start a new tournament (another --db)"
+                )
 
 
 def resolve_config(
-    db: str | Path, given: TournamentConfig | None, resume: bool, given_fields: set[str]
+    db: str | Path,
+    given: TournamentConfig | None,
+    resume: bool,
+    given_fields: set[str],
+    trust_db: bool = False,
 ) -> TournamentConfig:
     """The configuration to run: ``given`` for a new tournament; for ``resume``, the stored one
-    with the explicitly given fields checked against it (only ``deals`` may grow)."""
+    with the explicitly given fields checked against it (only ``deals`` may grow). A resumed
+    run needs the agents given (``"agents" in given_fields``) unless ``trust_db``."""
     path = Path(db)
     if not resume:
         if given is None:
@@ -54,12 +153,18 @@ def resolve_config(
                         f"{path} already holds a tournament: pass --resume to continue it, or choose another --db"
                     )
         return given
-    if not path.exists():
+    if not path.is_file():
         raise TournamentError(f"--resume: there is no database {path} to resume")
     with ResultStore(path) as store:
         stored = store.config()
     if stored is None:
         raise TournamentError(f"--resume: {path} holds no tournament configuration")
+    if "agents" not in given_fields and not trust_db:
+        listed = " ".join(f"{name}={spec}" for name, spec in stored.agents)
+        raise TournamentError(
+            "--resume plays the agents given on the command line, not the specs stored in the database "
+            f"(they are code): give --agents {listed} or pass --trust-db to run the stored ones"
+        )
     if given is None:
         return stored
     merged = stored
@@ -69,7 +174,7 @@ def resolve_config(
         if field == "deals":
             if new < old:
                 raise TournamentError(
-                    f"--resume: the tournament has {old} deals; --hands may extend it, not shrink it to {new}"
+                    f"--resume: the tournament has {old} deals; --deals may extend it, not shrink it to {new}"
                 )
             merged = dataclasses.replace(merged, deals=new)
         elif old != new:
@@ -77,7 +182,7 @@ def resolve_config(
     if conflicts:
         raise TournamentError(
             "--resume: the given options differ from the stored tournament (" + "; ".join(conflicts) + "); "
-            "omit them to continue it as it was"
+            "give them as stored to continue it"
         )
     return merged
 
@@ -92,24 +197,36 @@ def run_tournament(
     progress: bool = False,
     max_attempts: int = 3,
     on_hand: Callable[[dict[str, Any]], None] | None = None,
+    isolate: str = "auto",
+    load_timeout: float = 300.0,
+    allow_variant_mismatch: bool = False,
 ) -> Summary:
     """Play every hand of ``config`` that ``db`` does not hold yet and return the summary of
-    all of them. ``on_hand(hand)`` is called after each hand is stored."""
+    all of them. ``on_hand(hand)`` is called after each hand is stored. ``isolate``: which
+    entrants run in their own process (``auto``: those not of this package, ``all``, ``none``);
+    ``load_timeout``: seconds to build an isolated agent."""
     if backend not in BACKENDS:
         raise TournamentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if workers < 0:
-        raise TournamentError(f"workers must be 0 (play in this process) or more, got {workers}")
-    validate(config)
+    if isolate not in ISOLATION:
+        raise TournamentError(f"isolate must be one of {', '.join(ISOLATION)}, got {isolate!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise TournamentError(f"workers must be 0 (play in this process) or more, got {workers!r}")
+    if not 0 < load_timeout <= MAX_LOAD_TIMEOUT:
+        raise TournamentError(f"load timeout must be above 0 and at most {MAX_LOAD_TIMEOUT:g} s, got {load_timeout!r}")
+    config = resolve_specs(config)
+    entrants = validate(config, isolate, load_timeout, allow_variant_mismatch)
     with ResultStore(db) as store:
         stored = store.config()
         if stored is not None and dataclasses.replace(stored, deals=config.deals) != config:
             raise TournamentError(f"{db} holds a different tournament; use resolve_config() or another database")
-        if stored is None or stored.deals != config.deals:
-            store.save_config(config)
-        tasks = schedule(config)
+        stored_entrants = store.entrants()
+        _check_unchanged(stored_entrants, entrants, Path(db))
+        if stored is None or stored.deals != config.deals or not stored_entrants:
+            store.save_config(config, entrants)
+        expected = total_hands(config)
         done = store.done()
-        todo = [task for task in tasks if task.key not in done]
-        bar = _progress(len(tasks), len(tasks) - len(todo), progress)
+        todo = (task for task in iter_schedule(config, isolate=isolate, load_timeout=load_timeout) if task.key not in done)
+        bar = _progress(expected, len(done), progress)
 
         def stored_hand(hand: dict[str, Any]) -> None:
             store.add_hand(hand)
@@ -125,21 +242,41 @@ def run_tournament(
             execute(todo, stored_hand, failed, backend, workers, ray_address, max_attempts)
         finally:
             bar.close()
-        return summarize(config, store.hands(), len(tasks), store.failures())
+        return summarize(config, store.hands(), expected, store.failures())
 
 
 def load_summary(db: str | Path) -> Summary:
-    """The summary of a stored tournament, as far as it has been played."""
+    """The summary of a stored tournament, as far as it has been played (no agent is built)."""
     with ResultStore(db) as store:
         config = store.config()
         if config is None:
             raise TournamentError(f"{db} holds no tournament")
-        return summarize(config, store.hands(), len(schedule(config)), store.failures())
+        return summarize(config, store.hands(), total_hands(config), store.failures())
+
+
+class _Progress:
+    """A plain progress line on stderr, for installs without tqdm (the ``tournament`` extra)."""
+
+    def __init__(self, total: int, initial: int, enabled: bool) -> None:
+        self.total, self.count, self.enabled = total, initial, enabled
+        self._shown = -1
+
+    def update(self, n: int) -> None:
+        self.count += n
+        percent = 100 * self.count // max(1, self.total)
+        if self.enabled and percent // 10 != self._shown // 10:
+            self._shown = percent
+            print(f"tournament: {self.count}/{self.total} hands ({percent}%)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        return None
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:
-    from tqdm import tqdm
-
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _Progress(total, initial, enabled)
     return tqdm(
         total=total,
         initial=initial,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -41,7 +42,7 @@ import numpy as np
 
 from agents.tournament.config import TournamentConfig
 
-__all__ = ["HandTask", "derive_seed", "schedule", "seatings_for_deal", "hands_per_deal"]
+__all__ = ["HandTask", "derive_seed", "hands_per_deal", "iter_schedule", "schedule", "seatings_for_deal", "total_hands"]
 
 _TWO = ((0, 1, 0, 1), (1, 0, 1, 0))
 _THREE = ((0, 0, 1, 2), (0, 0, 2, 1), (1, 1, 0, 2), (1, 1, 2, 0), (2, 2, 0, 1), (2, 2, 1, 0))
@@ -63,6 +64,10 @@ class HandTask:
     variant: str
     rules: tuple[tuple[str, Any], ...]
     move_timeout: float | None
+    isolate: str = "auto"
+    """Which agents run in their own process (`agents.tournament.play`); not a result."""
+    load_timeout: float = 300.0
+    """Seconds to build an isolated agent (not counted against ``move_timeout``)."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -115,26 +120,37 @@ def seatings_for_deal(num_agents: int, fmt: str, deal: int, seed: int) -> list[t
     return [tuple(base[(seat - r) % 4] for seat in range(4)) for r in range(4)]
 
 
-def schedule(config: TournamentConfig, deals: range | None = None) -> list[HandTask]:
-    """Every hand of the tournament (or of ``deals``), in (deal, seating) order."""
+def total_hands(config: TournamentConfig) -> int:
+    """The number of hands the tournament plays."""
+    return config.deals * hands_per_deal(len(config.agents), config.format)
+
+
+def iter_schedule(
+    config: TournamentConfig, deals: range | None = None, isolate: str = "auto", load_timeout: float = 300.0
+) -> Iterator[HandTask]:
+    """Every hand of the tournament (or of ``deals``), in (deal, seating) order, made as it is
+    needed: a tournament of ten million deals starts playing at once."""
     names = config.names
     specs = config.specs
-    tasks = []
     for deal in deals if deals is not None else range(config.deals):
         deal_seed = derive_seed(config.seed, 0, deal)
         for seating, seats in enumerate(seatings_for_deal(len(names), config.format, deal, config.seed)):
             seat_names = tuple(names[i] for i in seats)
-            tasks.append(
-                HandTask(
-                    deal=deal,
-                    seating=seating,
-                    deal_seed=deal_seed,
-                    seats=seat_names,
-                    specs=tuple(specs[n] for n in seat_names),
-                    agent_seeds=tuple(derive_seed(config.seed, 1, deal, seating, k) for k in range(4)),
-                    variant=config.variant,
-                    rules=config.rules,
-                    move_timeout=config.move_timeout,
-                )
+            yield HandTask(
+                deal=deal,
+                seating=seating,
+                deal_seed=deal_seed,
+                seats=seat_names,
+                specs=tuple(specs[n] for n in seat_names),
+                agent_seeds=tuple(derive_seed(config.seed, 1, deal, seating, k) for k in range(4)),
+                variant=config.variant,
+                rules=config.rules,
+                move_timeout=config.move_timeout,
+                isolate=isolate,
+                load_timeout=load_timeout,
             )
-    return tasks
+
+
+def schedule(config: TournamentConfig, deals: range | None = None, isolate: str = "auto") -> list[HandTask]:
+    """`iter_schedule` as a list."""
+    return list(iter_schedule(config, deals, isolate))

@@ -23,7 +23,9 @@ deal-in (点炮 dianpao: its discard or kong tile was won; pays on a discard in 
 hand (流局); forfeit. Average fan is over its wins.
 
 Rating: OpenSkill's Plackett–Luce model, one match per hand in (deal, seating) order, entrants
-ranked by their mean points in the hand (ties share a rank). ``ordinal = mu − 3·sigma``.
+ranked by their mean points in the hand (ties share a rank). ``mu`` is the skill estimate,
+``sigma`` its uncertainty, ``ordinal = mu − 3·sigma`` a conservative rank. Without the
+``openskill`` package (the ``tournament`` extra) ratings are NaN and everything else stands.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class Summary:
     forfeits: list[dict[str, Any]]
     failures: list[dict[str, Any]]
     confidence: float = 0.95
+    skill_history: list[dict[str, tuple[float, float]]] = dataclasses.field(default_factory=list)
+    """Each entrant's (mu, sigma) after each hand, in the same order as ``rating_history``."""
 
 
 def _t_central(t: float, df: int) -> float:
@@ -176,12 +180,19 @@ def bootstrap_ratio(
     return estimate, low, high
 
 
-def _ratings(hands: list[dict[str, Any]], names: list[str]) -> tuple[dict[str, Any], list[dict[str, float]]]:
-    from openskill.models import PlackettLuce
-
+def _ratings(
+    hands: list[dict[str, Any]], names: list[str]
+) -> tuple[dict[str, tuple[float, float, float]], list[dict[str, float]], list[dict[str, tuple[float, float]]]]:
+    """Final (mu, sigma, ordinal) per entrant, the ordinal history and the (mu, sigma) history."""
+    try:
+        from openskill.models import PlackettLuce
+    except ImportError:
+        nan = float("nan")
+        return {name: (nan, nan, nan) for name in names}, [], []
     model = PlackettLuce()
     ratings = {name: model.rating(name=name) for name in names}
     history = []
+    skills = []
     for hand in hands:
         scores: dict[str, list[float]] = {}
         for name, points in zip(hand["seats"], hand["points"]):
@@ -192,7 +203,9 @@ def _ratings(hands: list[dict[str, Any]], names: list[str]) -> tuple[dict[str, A
             for name, team in zip(present, updated):
                 ratings[name] = team[0]
         history.append({name: float(r.ordinal()) for name, r in ratings.items()})
-    return ratings, history
+        skills.append({name: (float(r.mu), float(r.sigma)) for name, r in ratings.items()})
+    final = {name: (float(r.mu), float(r.sigma), float(r.ordinal())) for name, r in ratings.items()}
+    return final, history, skills
 
 
 def summarize(
@@ -244,7 +257,7 @@ def summarize(
     x = np.stack(x_cols, 1) if n else np.zeros((0, len(x_cols)))
     y = np.stack(y_cols, 1) if n else np.zeros((0, len(y_cols)))
     estimate, low, high = bootstrap_ratio(x, y, confidence, resamples, derive_seed(config.seed, 4))
-    ratings, history = _ratings(hands, names)
+    ratings, history, skills = _ratings(hands, names)
     total = slots.sum(0)
 
     def rate(values: np.ndarray, j: int, over: float) -> float:
@@ -265,9 +278,9 @@ def summarize(
             draw_rate=rate(counters["draw"], j, total[j]),
             forfeit_rate=rate(counters["forfeit"], j, total[j]),
             average_fan=rate(counters["fan"], j, counters["win"][j]),
-            mu=float(ratings[name].mu),
-            sigma=float(ratings[name].sigma),
-            ordinal=float(ratings[name].ordinal()),
+            mu=ratings[name][0],
+            sigma=ratings[name][1],
+            ordinal=ratings[name][2],
             ms_per_move=rate(counters["think"] * 1000, j, counters["moves"][j]),
         )
         for j, name in enumerate(names)
@@ -294,6 +307,7 @@ def summarize(
         forfeits=[{"deal": h["deal"], "seating": h["seating"], **h["forfeit"]} for h in hands if h.get("forfeit")],
         failures=list(failures or []),
         confidence=confidence,
+        skill_history=skills,
     )
 
 

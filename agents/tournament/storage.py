@@ -2,8 +2,10 @@
 
 Tables:
 
-- ``meta(key, value)``: ``config`` (the `TournamentConfig` as JSON), ``schema`` (version),
-  ``created``.
+- ``meta(key, value)``: ``config`` (the `TournamentConfig` as JSON, agent specs with resolved
+  paths), ``entrants`` (JSON: per entrant its spec, the variant it was trained for, whether it
+  ran isolated and its source files with their SHA-256, so that a resumed run can check it plays
+  the same entrants), ``schema`` (version), ``created``.
 - ``hands``: one row per played hand, primary key ``(deal, seating)``: ``deal_seed``,
   ``outcome`` (``win`` | ``draw`` | ``illegal``), ``winner``, ``method``, ``total_fan``,
   ``feeder`` (the seat whose discard or kong tile was won: 点炮),
@@ -18,6 +20,11 @@ Tables:
 Every hand (its ``hands`` row and four ``seats`` rows) is written in one transaction, so an
 interrupted run loses at most the hands in flight, never half a hand. Only the coordinating
 process writes; the database runs in WAL mode so it can be read while a tournament runs.
+
+A database is input like any other: a file that is not SQLite, not one of ours, has triggers or
+views, a newer schema, or malformed rows raises `StoreError` (a ValueError) with a one-line
+message. When another process holds the database locked, writes wait and retry for
+``LOCK_TIMEOUT`` × ``WRITE_ATTEMPTS`` seconds, then raise `StoreError` saying so.
 """
 
 from __future__ import annotations
@@ -31,9 +38,17 @@ from typing import Any
 
 from agents.tournament.config import TournamentConfig
 
-__all__ = ["ResultStore", "SCHEMA_VERSION"]
+__all__ = ["LOCK_TIMEOUT", "ResultStore", "SCHEMA_VERSION", "StoreError", "WRITE_ATTEMPTS"]
 
 SCHEMA_VERSION = 1
+LOCK_TIMEOUT = 10.0
+"""Seconds one statement waits for a lock held by another process."""
+WRITE_ATTEMPTS = 3
+_TABLES = ("meta", "hands", "seats", "failures")
+
+
+class StoreError(ValueError):
+    """The database cannot be used: not ours, malformed, or locked by another process."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,12 +102,55 @@ class ResultStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"database {self.path} is a folder; give a file")
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=LOCK_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open database {self.path}: {error}") from None
+        try:
+            self._retry(self._open)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _open(self) -> None:
+        try:
+            self.conn.execute("PRAGMA trusted_schema=OFF")
+            objects = self.conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+        except sqlite3.DatabaseError as error:
+            if "locked" in str(error):
+                raise
+            raise StoreError(f"{self.path} is not a tournament database ({error})") from None
+        for kind, name in objects:
+            if kind in ("trigger", "view") or (name in _TABLES and kind != "table"):
+                raise StoreError(f"{self.path} is not a tournament database: it has a {kind} {name!r}")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(_SCHEMA)
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is not None and str(row[0]) != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.path} has schema version {row[0]!r}; this version reads {SCHEMA_VERSION}")
+
+    def _retry(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, retried while another process holds the database locked."""
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                return fn(*args)
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise StoreError(f"database {self.path}: {error}") from None
+                if attempt + 1 == WRITE_ATTEMPTS:
+                    raise StoreError(
+                        f"database {self.path} is locked by another process (waited "
+                        f"{WRITE_ATTEMPTS * LOCK_TIMEOUT:g} s): is another tournament or a program using it? "
+                        "Every finished hand is stored; continue with --resume when it is free"
+                    ) from None
+            except sqlite3.DatabaseError as error:
+                raise StoreError(f"database {self.path} is damaged or not a tournament database: {error}") from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self.conn.close()
@@ -105,28 +163,59 @@ class ResultStore:
 
     # ------------------------------------------------------------------ configuration
 
-    def config(self) -> TournamentConfig | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        return TournamentConfig.from_dict(json.loads(row[0])) if row else None
+    def _meta(self, key: str) -> Any:
+        row = self._retry(lambda: self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone())
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except (TypeError, ValueError) as error:
+            raise StoreError(f"{self.path}: stored {key} is not JSON ({error})") from None
 
-    def save_config(self, config: TournamentConfig) -> None:
-        with self._transaction():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(config.to_dict(), sort_keys=True),)
-            )
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)", (_now(),))
+    def config(self) -> TournamentConfig | None:
+        data = self._meta("config")
+        if data is None:
+            return None
+        try:
+            return TournamentConfig.from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise StoreError(f"{self.path}: the stored tournament configuration is malformed ({error})") from None
+
+    def entrants(self) -> dict[str, dict[str, Any]]:
+        """Per entrant name: ``spec``, ``variant``, ``isolated``, ``sources`` (empty if not stored)."""
+        data = self._meta("entrants") or {}
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise StoreError(f"{self.path}: the stored entrants are malformed")
+        return data
+
+    def save_config(self, config: TournamentConfig, entrants: dict[str, dict[str, Any]] | None = None) -> None:
+        def write() -> None:
+            with self._transaction():
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(config.to_dict(), sort_keys=True),)
+                )
+                if entrants is not None:
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('entrants', ?)", (json.dumps(entrants, sort_keys=True),)
+                    )
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)", (_now(),))
+
+        self._retry(write)
 
     # ------------------------------------------------------------------ hands
 
     def done(self) -> set[tuple[int, int]]:
-        return {(d, s) for d, s in self.conn.execute("SELECT deal, seating FROM hands")}
+        return self._retry(lambda: {(d, s) for d, s in self.conn.execute("SELECT deal, seating FROM hands")})
 
     def count(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+        return int(self._retry(lambda: self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]))
 
     def add_hand(self, hand: dict[str, Any]) -> bool:
         """Store one played hand (one transaction); False if it was already there."""
+        return bool(self._retry(self._add_hand, hand))
+
+    def _add_hand(self, hand: dict[str, Any]) -> bool:
         result = hand["result"]
         forfeit = hand.get("forfeit") or {}
         with self._transaction():
@@ -172,18 +261,35 @@ class ResultStore:
         return True
 
     def add_failure(self, deal: int, seating: int, attempts: int, error: str) -> None:
-        with self._transaction():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)", (deal, seating, attempts, error, _now())
-            )
+        def write() -> None:
+            with self._transaction():
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)", (deal, seating, attempts, error, _now())
+                )
+
+        self._retry(write)
 
     def failures(self) -> list[dict[str, Any]]:
-        rows = self.conn.execute("SELECT deal, seating, attempts, error FROM failures ORDER BY deal, seating")
-        return [{"deal": d, "seating": s, "attempts": a, "error": e} for d, s, a, e in rows]
+        rows = self._retry(
+            lambda: self.conn.execute(
+                "SELECT deal, seating, attempts, error FROM failures ORDER BY deal, seating"
+            ).fetchall()
+        )
+        return [{"deal": d, "seating": s, "attempts": a, "error": str(e)} for d, s, a, e in rows]
 
     def hands(self, with_record: bool = False) -> Iterator[dict[str, Any]]:
         """Every stored hand in (deal, seating) order, with ``seats``, ``points`` and ``result``
-        (and ``record`` if asked)."""
+        (and ``record`` if asked); `StoreError` on a malformed row."""
+        try:
+            yield from self._hands(with_record)
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"database {self.path}: {error}") from None
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"database {self.path} is damaged or not a tournament database: {error}") from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            raise StoreError(f"database {self.path} holds a malformed hand ({type(error).__name__}: {error})") from None
+
+    def _hands(self, with_record: bool) -> Iterator[dict[str, Any]]:
         seats: dict[tuple[int, int], list[tuple[str, float, int, float]]] = {}
         for deal, seating, _seat, agent, points, decisions, think in self.conn.execute(
             "SELECT deal, seating, seat, agent, points, decisions, think_time FROM seats ORDER BY deal, seating, seat"
@@ -198,6 +304,8 @@ class ResultStore:
         for row in self.conn.execute(f"SELECT {columns} FROM hands ORDER BY deal, seating"):
             deal, seating = row[0], row[1]
             by_seat = seats[(deal, seating)]
+            if len(by_seat) != 4:
+                raise ValueError(f"hand ({deal}, {seating}) has {len(by_seat)} seats")
             hand = {
                 "deal": deal,
                 "seating": seating,
@@ -213,22 +321,39 @@ class ResultStore:
                 "duration": row[8],
                 "feeder": row[9],
             }
+            if not isinstance(hand["result"], dict):
+                raise ValueError(f"hand ({deal}, {seating}) has a result that is not an object")
             if with_record:
                 hand["record"] = json.loads(row[10])
+                if not isinstance(hand["record"], dict):
+                    raise ValueError(f"hand ({deal}, {seating}) has a record that is not an object")
             yield hand
 
     def record(self, deal: int, seating: int) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT record FROM hands WHERE deal = ? AND seating = ?", (deal, seating)).fetchone()
-        return json.loads(row[0]) if row else None
+        """The env record of one hand (with the entrants' names under ``"players"``), or None."""
+        row = self._retry(
+            lambda: self.conn.execute(
+                "SELECT record FROM hands WHERE deal = ? AND seating = ?", (deal, seating)
+            ).fetchone()
+        )
+        if not row:
+            return None
+        try:
+            record = json.loads(row[0])
+        except (TypeError, ValueError) as error:
+            raise StoreError(f"database {self.path}: the record of hand ({deal}, {seating}) is not JSON ({error})") from None
+        return record if isinstance(record, dict) else None
 
     def export_jsonl(self, path: str | Path) -> int:
         """Write every hand as one JSON line: the env's record (``mahjong_env.replay`` takes it
-        as it is) plus a ``"tournament"`` key with deal, seating, entrants, points and forfeit.
-        Returns the number of lines."""
+        as it is) with the entrants' names by seat under ``"players"``, plus a ``"tournament"``
+        key with deal, seating, entrants, points and forfeit. Returns the number of lines.
+        Needs no agent: a finished (or interrupted) tournament is exported from its database."""
         count = 0
         with open(path, "w", encoding="utf-8") as f:
             for hand in self.hands(with_record=True):
                 line = dict(hand["record"])
+                line["players"] = list(hand["seats"])
                 line["tournament"] = {
                     "deal": hand["deal"],
                     "seating": hand["seating"],
