@@ -20,6 +20,7 @@ from mahjong_env import actions as A
 from mahjong_env import changchun_v0
 from mahjong_env.observation import CHANNELS
 from mahjong_env.tiles import format_tiles, parse_tiles, tile_index
+from mahjong_env.wall import Wall
 
 # no pair, no two tiles within a chow's reach, no complete special group: never claims or wins
 IDLE = ("147m258p369s1256z", "258m369p147s1347z", "369m147p258s2345z")
@@ -1538,3 +1539,15 @@ def test_c8_huanbao_returns_the_indicator_to_the_tail_end_when_tail_draws_passed
     assert wall_state.tail == 81 and wall_state.tiles[80] == tile_index("7p")
     assert wall_state.gap == wall_state.tail - 4 and env.game.bao == wall_state.tiles[wall_state.gap]
     assert wall_state.live_tiles()[-1] == tile_index("7p")
+
+
+def test_c8_put_back_goes_to_the_tail_end_when_head_draws_passed_the_slot():
+    # C8/R4: the indicator set aside next to the head; head draws skip its slot; once the head
+    # has passed it, putting it back puts it at the tail end (the next replacement draw)
+    wall = Wall(parse_tiles("1m2m3m4m5m6m"))
+    assert wall.set_aside(1) == tile_index("2m")
+    assert [wall.draw_head(), wall.draw_head()] == parse_tiles("1m3m")
+    assert wall.remaining == 3 and wall.slots == 3
+    wall.put_back()
+    assert wall.gap is None and wall.live_tiles() == parse_tiles("4m5m6m2m")
+    assert wall.draw_tail() == tile_index("2m")

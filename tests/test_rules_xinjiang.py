@@ -421,6 +421,41 @@ def test_x5_xianggong_cannot_win_by_kong_bloom():
     assert "win" not in legal(env)
 
 
+@pytest.mark.parametrize("pays_all", [True, False])
+def test_x5_robbed_kong_with_a_xianggong_third_player(pays_all):
+    """X5/X7: player_2 becomes 相公 by an exposed kong; player_3 then robs player_1's added
+    kong: the 相公 pays the 3 x points in place of the robbed konger (xianggong_pays_all);
+    with the flag off the konger pays them (X7)."""
+    hands = [
+        "5p147m28p369s23467z",
+        "55p258m147s19p357z",  # pongs 5p, later adds the fourth
+        "1233345s789p456m",  # ready on 3s 6s; its kong of 3s breaks the wait: 相公
+        "123m456m789m46p11z",  # ready on 5p (closed 46p)
+    ]
+    env = deal(XJ, hands, wall="8s2s1p3z9p5p", tail="6m", xianggong_pays_all=pays_all)
+    play(env, "player_0: discard 5p", "player_1: pong", "player_1: discard 7z")
+    play(env, "player_2: ready 8s", "player_3: ready 2s")
+    act(env, "player_0: discard 3s")
+    assert mover(env) == "player_2" and legal(env) == {"kong", "pass"}
+    act(env, "player_2: kong")
+    assert env.view("player_0")["xianggong"] == [False, False, True, False]
+    act(env, "player_2: discard 6m")
+    discard_drawn_turns(env, 2)
+    assert mover(env) == "player_1" and env.view("player_1")["drawn"] == "5p"
+    act(env, "player_1: added_kong 5p")
+    assert mover(env) == "player_3" and legal(env) == {"win", "pass"}
+    act(env, "player_3: win")
+    res = result(env)
+    assert res["method"] == "rob_kong" and res["winner"] == 3 and res["total_fan"] == 1
+    payer, reason = (2, "xianggong") if pays_all else (1, "rob_kong")
+    settlement = [p for p in res["payments"] if p["reason"] != "kong"]
+    assert settlement == [{"from": payer, "to": 3, "points": 3.0, "reason": reason}]
+    expected = [0.0, 0.0, 0.0, 3.0]
+    expected[payer] = -3.0
+    assert res["deltas"] == expected
+    assert res["kong_deltas"] == [-1.0, 0.0, 1.0, 0.0]  # player_2's exposed kong (下雨); the robbed one pays nothing
+
+
 def test_x5_luxury_exception_in_fenzhang():
     """X5: the luxury-seven-pairs exception holds in 分张 too: `win` is the only legal action."""
     hands = ["47m 258p 369s 12347z 9m", None, None, "111m22m33p44p55s66s"]
