@@ -21,6 +21,8 @@ from mahjong_env.actions import action_id
 from mahjong_env.tiles import format_tiles, parse_tiles
 
 VARIANTS = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}
+# every (variant, profile) pair (RULES.md C14): the invariants hold under each profile
+PROFILE_CASES = [(v, p) for v, module in VARIANTS.items() for p in sorted(module.raw_env.config_class.profiles)]
 MAX_STEPS = 2000
 
 
@@ -69,11 +71,11 @@ def play_checked(module, seed: int, policy_seed: int, num_hands: int = 1, **over
     return raw, totals, trace
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_random_play_invariants_seeded(variant):
-    """300 hands per variant by default (the 2,000-hand run is marked slow)."""
+@pytest.mark.parametrize("variant,profile", PROFILE_CASES)
+def test_random_play_invariants_seeded(variant, profile):
+    """300 hands per variant and profile by default (the 2,000-hand run is marked slow)."""
     for seed in range(300):
-        raw, totals, _ = play_checked(VARIANTS[variant], seed, seed + 1)
+        raw, totals, _ = play_checked(VARIANTS[variant], seed, seed + 1, profile=profile)
         result = raw.game.result
         for seat, agent in enumerate(raw.possible_agents):
             expected = result["deltas"][seat] + result["kong_deltas"][seat]
@@ -132,10 +134,10 @@ def _swap_hidden(hand_strings: list[str], a: int, b: int, rng: random.Random):
     return None
 
 
-def _observer_trace(variant_module, seed, hand, observer):
+def _observer_trace(variant_module, seed, hand, observer, **overrides):
     """Observations, masks, infos and renders of ``observer`` at its decisions, following the
     recorded actions until the first one that is not legal (or not this mover's) in this deal."""
-    raw = variant_module.raw_env()
+    raw = variant_module.raw_env(**overrides)
     raw.reset(seed=seed, options={"hands": hand["hands"], "wall": hand["wall"], "dice": hand["dice"]})
     seen = []
     for seat, name in hand["actions"]:
@@ -158,8 +160,8 @@ def _observer_trace(variant_module, seed, hand, observer):
     return seen
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_r13_hidden_information_other_hands_and_wall(variant):
+@pytest.mark.parametrize("variant,profile", PROFILE_CASES)
+def test_r13_hidden_information_other_hands_and_wall(variant, profile):
     """R13: deals that differ only in others' concealed tiles or in the undrawn wall give the
     observer identical observations, masks, infos and renders at each of its decisions up to
     the point where the change becomes public (a changed tile is played or drawn by it)."""
@@ -167,10 +169,10 @@ def test_r13_hidden_information_other_hands_and_wall(variant):
     rng = random.Random(13)
     compared = 0
     for seed in range(40):
-        raw, _, _ = play_checked(module, seed, seed)
+        raw, _, _ = play_checked(module, seed, seed, profile=profile)
         hand = raw.record()["hands"][0]
         observer = rng.randrange(4)
-        base = _observer_trace(module, seed, hand, observer)
+        base = _observer_trace(module, seed, hand, observer, profile=profile)
         others = [s for s in range(4) if s != observer]
         a, b = rng.sample(others, 2)
         changed = []
@@ -185,7 +187,7 @@ def test_r13_hidden_information_other_hands_and_wall(variant):
             wall[i], wall[j] = wall[j], wall[i]
             changed.append(dict(hand, wall=format_tiles(wall)))
         for other in changed:
-            trace = _observer_trace(module, seed, other, observer)
+            trace = _observer_trace(module, seed, other, observer, profile=profile)
             for mine, theirs in zip(base, trace):
                 if mine[0] != theirs[0]:
                     break  # the observer drew a changed tile: its private information differs

@@ -19,7 +19,7 @@ from mahjong_env.engine.state import Context, Meld, SeatState
 from mahjong_env.rules.base import DEFAULT_PROFILE, RuleConfig, RuleSet, bits
 from mahjong_env.tiles import is_dragon, rank_of
 
-__all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS"]
+__all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS", "declaration_tiles"]
 
 # C5: each special group's tiles (and the kinds that may be added to it, C6)
 SPECIAL_GROUPS: dict[str, tuple[int, ...]] = {
@@ -351,23 +351,10 @@ class ChangchunRules(RuleSet):
         return SPECIAL_GROUPS[kind]
 
     def _declarable(self, st: SeatState, kind: str) -> list[int] | None:
-        """C5: the dealt tiles a declaration of ``kind`` would take, or None if it is not possible.
-
-        Natural tiles first; C14 ``xuanfeng_three_winds``: three different winds make a 3-tile
-        旋风杠 (four still make the 4-tile one); ``yaoji_wild``: one spare dealt 1s stands in for
-        one missing tile."""
+        """C5: the tiles a declaration of ``kind`` would take from the dealt tiles still held."""
+        dealt_held = [min(c, d) for c, d in zip(st.counts, st.dealt)]
         cfg = self.config
-        group = SPECIAL_GROUPS[kind]
-        held = [t for t in group if min(st.counts[t], st.dealt[t])]
-        size = len(group)
-        if kind == "special_winds" and cfg.xuanfeng_three_winds and len(held) < 4:
-            size = 3
-        if len(held) >= size:
-            return held[:size]
-        spare_ones = min(st.counts[_YAOJI], st.dealt[_YAOJI]) - (_YAOJI in held)
-        if cfg.yaoji_wild and spare_ones > 0 and len(held) == size - 1:
-            return held + [_YAOJI]
-        return None
+        return declaration_tiles(kind, dealt_held, three_winds=cfg.xuanfeng_three_winds, yaoji=cfg.yaoji_wild)
 
     def declaration_tiles(self, game: Any, seat: int, kind: str) -> list[int]:
         tiles = self._declarable(game.seats[seat], kind)
@@ -540,6 +527,26 @@ class ChangchunRules(RuleSet):
         total = max(f for f in payer_fans if f is not None)
         distinct = {f for f in payer_fans if f is not None}
         return fans, total, owed, payer_fans if len(distinct) > 1 else None
+
+
+def declaration_tiles(kind: str, available: list[int], *, three_winds: bool = False, yaoji: bool = False) -> list[int] | None:
+    """The tiles a special-group declaration of ``kind`` takes (C5), or None if it cannot be made.
+
+    ``available``: 34 counts of the tiles it may use (the dealt tiles still held). Natural tiles
+    come first; with ``three_winds`` (C14 ``xuanfeng_three_winds``) three different winds make a
+    3-tile 旋风杠 (four still make the 4-tile one); with ``yaoji`` (C14 ``yaoji_wild``) one spare
+    1s stands in for one missing tile. Agents may call it with their concealed counts."""
+    group = SPECIAL_GROUPS[kind]
+    held = [t for t in group if available[t]]
+    size = len(group)
+    if kind == "special_winds" and three_winds and len(held) < 4:
+        size = 3
+    if len(held) >= size:
+        return held[:size]
+    spare_ones = available[_YAOJI] - (_YAOJI in held)
+    if yaoji and spare_ones > 0 and len(held) == size - 1:
+        return held + [_YAOJI]
+    return None
 
 
 def _others(seat: int) -> list[int]:
