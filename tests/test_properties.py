@@ -134,6 +134,15 @@ def _swap_hidden(hand_strings: list[str], a: int, b: int, rng: random.Random):
     return None
 
 
+def _public_melds(raw, observer: int) -> tuple:
+    """Every seat's melds as the table shows them (a face-down concealed kong without its tile, R7)."""
+    shown = raw.config.concealed_kong_visible
+    return tuple(
+        tuple((m.kind, tuple(m.tiles) if shown or m.kind != "concealed_kong" or s == observer else None) for m in st.melds)
+        for s, st in enumerate(raw.game.seats)
+    )
+
+
 def _observer_trace(variant_module, seed, hand, observer, **overrides):
     """Observations, masks, infos and renders of ``observer`` at its decisions, following the
     recorded actions until the first one that is not legal (or not this mover's) in this deal."""
@@ -149,7 +158,9 @@ def _observer_trace(variant_module, seed, hand, observer, **overrides):
             me = raw.game.seats[observer]
             seen.append(
                 (
-                    (tuple(me.counts), me.drawn),  # the observer's private information
+                    # the observer's private information, and the melds' public tiles (a C14
+                    # declaration's tiles depend on the declarer's hand: twin deals may differ)
+                    (tuple(me.counts), me.drawn, _public_melds(raw, observer)),
                     obs["observation"].tobytes(),
                     obs["action_mask"].tobytes(),
                     repr(raw.infos[agent]),
@@ -158,6 +169,36 @@ def _observer_trace(variant_module, seed, hand, observer, **overrides):
             )
         raw.step(action_id(name))
     return seen
+
+
+def hidden_info_comparisons(module, seed: int, hand: dict, observer: int, rng: random.Random, **overrides) -> int:
+    """R13 twin deals of one recorded hand: swap a tile between two other seats' dealt hands,
+    or two deep wall tiles; ``observer``'s observation, mask, info and render must stay the
+    same at each of its decisions until its own private information differs. Returns the
+    number of decisions compared."""
+    compared = 0
+    base = _observer_trace(module, seed, hand, observer, **overrides)
+    others = [s for s in range(4) if s != observer]
+    a, b = rng.sample(others, 2)
+    changed = []
+    swapped = _swap_hidden(hand["hands"], a, b, rng)
+    if swapped is not None:
+        changed.append(dict(hand, hands=swapped))
+    wall = parse_tiles(hand["wall"])
+    # swap two deep wall tiles of different kinds (outside the stacks a bao roll reaches)
+    i = len(wall) - 40
+    j = next((k for k in range(i + 1, len(wall) - 26) if wall[k] != wall[i]), None)
+    if j is not None:
+        wall[i], wall[j] = wall[j], wall[i]
+        changed.append(dict(hand, wall=format_tiles(wall)))
+    for other in changed:
+        trace = _observer_trace(module, seed, other, observer, **overrides)
+        for mine, theirs in zip(base, trace):
+            if mine[0] != theirs[0]:
+                break  # the observer drew a changed tile, or a changed tile was shown in a meld
+            assert mine == theirs, f"seed {seed}: player_{observer}'s view depends on hidden tiles"
+            compared += 1
+    return compared
 
 
 @pytest.mark.parametrize("variant,profile", PROFILE_CASES)
@@ -171,26 +212,5 @@ def test_r13_hidden_information_other_hands_and_wall(variant, profile):
     for seed in range(40):
         raw, _, _ = play_checked(module, seed, seed, profile=profile)
         hand = raw.record()["hands"][0]
-        observer = rng.randrange(4)
-        base = _observer_trace(module, seed, hand, observer, profile=profile)
-        others = [s for s in range(4) if s != observer]
-        a, b = rng.sample(others, 2)
-        changed = []
-        swapped = _swap_hidden(hand["hands"], a, b, rng)
-        if swapped is not None:
-            changed.append(dict(hand, hands=swapped))
-        wall = parse_tiles(hand["wall"])
-        # swap two deep wall tiles of different kinds (outside the stacks a bao roll reaches)
-        i = len(wall) - 40
-        j = next((k for k in range(i + 1, len(wall) - 26) if wall[k] != wall[i]), None)
-        if j is not None:
-            wall[i], wall[j] = wall[j], wall[i]
-            changed.append(dict(hand, wall=format_tiles(wall)))
-        for other in changed:
-            trace = _observer_trace(module, seed, other, observer, profile=profile)
-            for mine, theirs in zip(base, trace):
-                if mine[0] != theirs[0]:
-                    break  # the observer drew a changed tile: its private information differs
-                assert mine == theirs, f"seed {seed}: player_{observer}'s view depends on hidden tiles"
-                compared += 1
+        compared += hidden_info_comparisons(module, seed, hand, rng.randrange(4), rng, profile=profile)
     assert compared >= 200
