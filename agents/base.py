@@ -35,6 +35,7 @@ class Agent:
 
 
 def agent_info(env: Any, agent: str) -> dict[str, Any]:
-    """The ``info`` an agent receives: its own view of the table and the variant name."""
+    """The ``info`` an agent receives: its own view of the table, the variant name and the
+    rule fields (``config``: public, every player knows the rules being played)."""
     raw = env.unwrapped
-    return {"view": raw.view(agent), "variant": raw.metadata["name"].removesuffix("_v0")}
+    return {"view": raw.view(agent), "variant": raw.metadata["name"].removesuffix("_v0"), "config": raw.config.to_dict()}

@@ -1,7 +1,10 @@
 """The policy-value network of `TorchAgent` and the training scripts, and its checkpoint format.
 
 Input: the observation planes of `mahjong_env.observation` (``(NUM_CHANNELS, 34)``): rows
-0–135 are planes over the 34 tile kinds, the last three rows hold scalar features.
+0–135 are planes over the 34 tile kinds, the next three rows hold scalar features; a network
+made with ``extra_planes=K`` also reads K analysis planes appended after them
+(`mahjong_env.features.ANALYSIS_CHANNELS`, the env option ``analysis_features=True``), which
+go into the convolution with the tile planes.
 
 Trunk: the tile planes are laid out per group (m, p, s, z) with zero columns between groups so
 that the 1-D convolutions over tile ranks never mix suits, then a 1-D convolution and
@@ -11,14 +14,20 @@ a fully connected layer of width ``hidden``.
 Heads: policy logits over the 182 actions (a linear layer on the shared features, plus for the
 five tile-indexed action families (discard, ready, concealed kong, added kong, special add) a
 per-tile logit read from the convolution features at that tile's column) and a scalar value.
+With ``advantage_head=True`` a second head of the same shape estimates, for each action, the
+points it gains over the policy's usual choice (trained on paired rollouts, `training.paired`);
+`agents.torch_agent.TorchAgent` uses it to choose among `mahjong_env.features.decision_candidates`.
 Illegal actions are masked with `masked_logits` before any softmax or argmax.
 
 Checkpoints are data only (loadable with ``torch.load(path, weights_only=True)``)::
 
-    {"format": 1, "state_dict": {name: tensor}, "arch": {"channels", "blocks", "hidden"},
-     "obs_shape": [139, 34], "num_actions": 182, "variant": "changchun", "metadata": {...}}
+    {"format": 1, "state_dict": {name: tensor},
+     "arch": {"channels", "blocks", "hidden", "extra_planes", "advantage_head"},
+     "obs_shape": [139 + extra_planes, 34], "num_actions": 182, "variant": "changchun", "metadata": {...}}
 
-``metadata`` holds plain values only (how the checkpoint was trained).
+``metadata`` holds plain values only (how the checkpoint was trained). `load_checkpoint` bounds
+every ``arch`` value before building anything (a hostile file cannot make it allocate much)
+and checks every tensor's shape against the network it describes.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import torch
 from torch import nn
 
 from mahjong_env.actions import CHOW_LOW, NUM_ACTIONS
+from mahjong_env.features import ANALYSIS_CHANNELS
 from mahjong_env.observation import NUM_CHANNELS
 from mahjong_env.tiles import NUM_KINDS
 
@@ -47,6 +57,8 @@ CHECKPOINT_FORMAT = 1
 SCALAR_ROWS = 3
 TILE_PLANES = NUM_CHANNELS - SCALAR_ROWS
 SCALAR_SIZE = SCALAR_ROWS * NUM_KINDS
+ARCH_LIMITS = {"channels": (1, 256), "blocks": (0, 16), "hidden": (1, 2048), "extra_planes": (0, len(ANALYSIS_CHANNELS))}
+"""Inclusive bounds of each integer ``arch`` field a checkpoint may ask for."""
 TILE_FAMILIES = CHOW_LOW // NUM_KINDS  # discard, ready, concealed_kong, added_kong, special_add
 _GROUP_WIDTH = 11  # one zero column, up to nine ranks, zero columns
 
@@ -78,15 +90,18 @@ class _Residual(nn.Module):
 class PolicyNetwork(nn.Module):
     """Observation planes → (masked-later policy logits over 182 actions, value)."""
 
-    def __init__(self, channels: int = 32, blocks: int = 2, hidden: int = 256) -> None:
+    def __init__(
+        self, channels: int = 32, blocks: int = 2, hidden: int = 256, extra_planes: int = 0, advantage_head: bool = False
+    ) -> None:
         super().__init__()
         self.channels, self.blocks, self.hidden = channels, blocks, hidden
+        self.extra_planes, self.advantage_head = extra_planes, advantage_head
         columns, where = _layout()
         self.register_buffer("columns", torch.tensor(columns), persistent=False)
         self.register_buffer("tile_columns", torch.tensor(where), persistent=False)
         keep = torch.tensor([0.0 if c == NUM_KINDS else 1.0 for c in columns])
         self.register_buffer("keep", keep.view(1, 1, -1), persistent=False)
-        self.stem = nn.Conv1d(TILE_PLANES, channels, 3, padding=1)
+        self.stem = nn.Conv1d(TILE_PLANES + extra_planes, channels, 3, padding=1)
         self.tower = nn.ModuleList(_Residual(channels) for _ in range(blocks))
         self.scalars = nn.Sequential(nn.Linear(SCALAR_SIZE, 64), nn.ReLU())
         self.joint = nn.Sequential(nn.Linear(channels * len(columns) + 64, hidden), nn.ReLU())
@@ -97,31 +112,63 @@ class PolicyNetwork(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
+        if advantage_head:
+            self.advantage_trunk = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU())
+            self.advantage_out = nn.Linear(hidden, NUM_ACTIONS)
+            self.tile_advantage = nn.Conv1d(channels, TILE_FAMILIES, 1)
+            nn.init.zeros_(self.advantage_out.weight)
+            nn.init.zeros_(self.advantage_out.bias)
+
+    @property
+    def obs_rows(self) -> int:
+        """Rows of the observation this network reads."""
+        return NUM_CHANNELS + self.extra_planes
 
     def arch(self) -> dict[str, int]:
         """The constructor arguments, stored in checkpoints."""
-        return {"channels": self.channels, "blocks": self.blocks, "hidden": self.hidden}
+        return {
+            "channels": self.channels,
+            "blocks": self.blocks,
+            "hidden": self.hidden,
+            "extra_planes": self.extra_planes,
+            "advantage_head": self.advantage_head,
+        }
 
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(shared features (B, hidden), per-tile convolution features (B, channels, 34))."""
         batch = obs.shape[0]
         planes = obs[:, :TILE_PLANES]
-        padded = torch.cat([planes, planes.new_zeros(batch, TILE_PLANES, 1)], dim=2)
+        if self.extra_planes:
+            planes = torch.cat([planes, obs[:, NUM_CHANNELS : NUM_CHANNELS + self.extra_planes]], dim=1)
+        padded = torch.cat([planes, planes.new_zeros(batch, planes.shape[1], 1)], dim=2)
         x = padded.index_select(2, self.columns)
         x = torch.relu(self.stem(x)) * self.keep
         for block in self.tower:
             x = block(x, self.keep)
-        scalars = self.scalars(obs[:, TILE_PLANES:].reshape(batch, SCALAR_SIZE))
+        scalars = self.scalars(obs[:, TILE_PLANES:NUM_CHANNELS].reshape(batch, SCALAR_SIZE))
         shared = self.joint(torch.cat([x.flatten(1), scalars], dim=1))
         return shared, x.index_select(2, self.tile_columns)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Unmasked logits (B, 182) and values (B,) for observations (B, NUM_CHANNELS, 34)."""
         shared, per_tile = self.features(obs)
-        logits = self.policy(shared)
-        tile_logits = self.tile_policy(per_tile).flatten(1)  # (B, 5 * 34), family-major like the ids
-        logits = torch.cat([logits[:, : tile_logits.shape[1]] + tile_logits, logits[:, tile_logits.shape[1] :]], 1)
+        logits = _with_tiles(self.policy(shared), self.tile_policy(per_tile))  # tile families are family-major like the ids
         return logits, self.value(shared).squeeze(-1)
+
+    def policy_and_advantages(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits (B, 182) and the advantage head's estimates (B, 182), in points."""
+        if not self.advantage_head:
+            raise ValueError("this network has no advantage head (advantage_head=False)")
+        shared, per_tile = self.features(obs)
+        logits = _with_tiles(self.policy(shared), self.tile_policy(per_tile))
+        adv = _with_tiles(self.advantage_out(self.advantage_trunk(shared)), self.tile_advantage(per_tile))
+        return logits, adv
+
+
+def _with_tiles(flat: torch.Tensor, per_tile: torch.Tensor) -> torch.Tensor:
+    """Add the per-tile outputs (B, families, 34) to the tile-indexed actions of (B, 182)."""
+    tiles = per_tile.flatten(1)
+    return torch.cat([flat[:, : tiles.shape[1]] + tiles, flat[:, tiles.shape[1] :]], 1)
 
 
 class StateCritic(nn.Module):
@@ -152,7 +199,7 @@ def save_checkpoint(path: str | Path, network: PolicyNetwork, variant: str, meta
         "format": CHECKPOINT_FORMAT,
         "state_dict": {k: v.detach().cpu().clone() for k, v in network.state_dict().items()},
         "arch": network.arch(),
-        "obs_shape": [NUM_CHANNELS, NUM_KINDS],
+        "obs_shape": [network.obs_rows, NUM_KINDS],
         "num_actions": NUM_ACTIONS,
         "variant": variant,
         "metadata": dict(metadata or {}),
@@ -173,13 +220,43 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         raise ValueError(f"{str(path)!r} is not a data-only torch checkpoint: {error}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "state_dict" not in payload:
         raise ValueError(f"{str(path)!r} is not a mahjong policy checkpoint (format {CHECKPOINT_FORMAT})")
-    if list(payload.get("obs_shape", [])) != [NUM_CHANNELS, NUM_KINDS] or payload.get("num_actions") != NUM_ACTIONS:
+    arch = _checked_arch(path, payload.get("arch"))
+    expected = [NUM_CHANNELS + arch["extra_planes"], NUM_KINDS]
+    if list(payload.get("obs_shape", [])) != expected or payload.get("num_actions") != NUM_ACTIONS:
         raise ValueError(
             f"checkpoint {str(path)!r} was trained for observations {payload.get('obs_shape')} and "
-            f"{payload.get('num_actions')} actions; this environment has {[NUM_CHANNELS, NUM_KINDS]} and {NUM_ACTIONS}"
+            f"{payload.get('num_actions')} actions; this environment has {expected} and {NUM_ACTIONS}"
         )
-    network = PolicyNetwork(**payload["arch"])
-    network.load_state_dict(payload["state_dict"])
+    network = PolicyNetwork(**arch)
+    state = payload["state_dict"]
+    own = network.state_dict()
+    if not isinstance(state, dict) or set(state) != set(own) or any(
+        not isinstance(state[k], torch.Tensor) or state[k].shape != own[k].shape for k in own
+    ):
+        raise ValueError(f"checkpoint {str(path)!r}: its tensors do not match the network its arch describes")
+    network.load_state_dict(state)
     network.to(device).eval()
     meta = {k: v for k, v in payload.items() if k != "state_dict"}
     return network, meta
+
+
+def _checked_arch(path: Path, arch: Any) -> dict[str, Any]:
+    """The checkpoint's ``arch`` with every field type- and range-checked (ValueError otherwise)."""
+    if not isinstance(arch, dict):
+        raise ValueError(f"checkpoint {str(path)!r} has no arch dict")
+    unknown = sorted(set(arch) - set(ARCH_LIMITS) - {"advantage_head"})
+    if unknown:
+        raise ValueError(f"checkpoint {str(path)!r}: unknown arch field(s) {unknown}")
+    out: dict[str, Any] = {"extra_planes": 0, "advantage_head": False}
+    for name, (low, high) in ARCH_LIMITS.items():
+        if name not in arch and name in out:
+            continue
+        value = arch.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"checkpoint {str(path)!r}: arch {name} must be an int in [{low}, {high}], got {value!r}")
+        out[name] = value
+    flag = arch.get("advantage_head", False)
+    if not isinstance(flag, bool):
+        raise ValueError(f"checkpoint {str(path)!r}: arch advantage_head must be True or False, got {flag!r}")
+    out["advantage_head"] = flag
+    return out

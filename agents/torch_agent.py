@@ -1,9 +1,16 @@
 """`TorchAgent`: plays a trained `agents.network.PolicyNetwork` from a data-only checkpoint.
 
-It sees only its observation dict (planes and action mask); ``info`` is not needed. Greedy by
-default (the most probable legal action); ``greedy=False`` samples from the masked policy with
-its own seeded generator, so a given seed replays the same choices on CPU and GPU.
-``act_batch`` runs one forward pass for many observations.
+It sees only its observation dict (planes and action mask) and, for networks that read the
+analysis planes (``extra_planes > 0``) or have an advantage head, the ``info`` of
+`agents.agent_info` (its own view and the rule fields): the analysis is computed inside the
+agent from that view (`mahjong_env.features`), never from privileged state. Observations that
+already carry the analysis planes (env option ``analysis_features=True``) are used as they are.
+
+Greedy by default (the most probable legal action); ``greedy=False`` samples from the masked
+policy with its own seeded generator, so a given seed replays the same choices on CPU and GPU.
+With an advantage head, a greedy agent chooses among `mahjong_env.features.decision_candidates`
+the action of highest estimated advantage (ties: the policy's order), elsewhere the policy's
+choice. ``act_batch`` runs one forward pass for many observations.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import torch
 
 from agents.base import Agent
 from agents.network import PolicyNetwork, load_checkpoint, masked_logits
+from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
+from mahjong_env.observation import NUM_CHANNELS
 
 __all__ = ["TorchAgent", "resolve_device"]
 
@@ -52,6 +61,8 @@ class TorchAgent(Agent):
         self._seed = seed
         self.rng = np.random.default_rng(seed)
         self._warned = False
+        self.needs_info = network.extra_planes > 0 or network.advantage_head
+        """Whether `act` needs the ``info`` of `agents.agent_info` (the view and rule fields)."""
 
     @classmethod
     def from_checkpoint(
@@ -82,17 +93,53 @@ class TorchAgent(Agent):
         if not observations:
             return []
         self._check_variant(infos)
-        obs = torch.from_numpy(np.stack([o["observation"] for o in observations]).astype(np.float32, copy=False))
+        if self.needs_info and (infos is None or any(i is None or "view" not in i for i in infos)):
+            raise ValueError(
+                "this TorchAgent reads the analysis of its own view: pass info=agents.agent_info(env, agent)"
+            )
+        obs = self._stack(observations, infos)
         mask = np.stack([o["action_mask"] for o in observations])
         if not mask.any(axis=1).all():
             raise ValueError("TorchAgent.act: an action mask has no legal action")
+        network = self.network
         with torch.inference_mode():
-            logits, _ = self.network(obs.to(self.device))
+            tensor = torch.from_numpy(obs).to(self.device)
+            if network.advantage_head:
+                logits, adv = network.policy_and_advantages(tensor)
+                advantages = adv.float().cpu().numpy()
+            else:
+                logits, _ = network(tensor)
             logits = masked_logits(logits, torch.from_numpy(mask).to(self.device)).float().cpu().numpy()
         if not self.greedy:  # Gumbel-max: a sample from the masked softmax, from our own generator
             logits = logits + self.rng.gumbel(size=logits.shape)
             logits[mask == 0] = -np.inf
-        return [int(a) for a in logits.argmax(axis=1)]
+        actions = [int(a) for a in logits.argmax(axis=1)]
+        if network.advantage_head and self.greedy:
+            assert infos is not None
+            for row, info in enumerate(infos):
+                assert info is not None
+                candidates = decision_candidates(info["view"], info["variant"], info.get("config"), mask[row])
+                if candidates:
+                    actions[row] = max(candidates, key=lambda a: (advantages[row, a], logits[row, a]))
+        return actions
+
+    def _stack(self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None) -> np.ndarray:
+        """The network's input rows: the observations, plus the analysis planes where needed."""
+        rows = self.network.obs_rows
+        first = observations[0]["observation"]
+        if first.shape[0] == rows:
+            return np.stack([o["observation"] for o in observations]).astype(np.float32, copy=False)
+        if first.shape[0] != NUM_CHANNELS or rows != NUM_CHANNELS + len(ANALYSIS_CHANNELS):
+            raise ValueError(
+                f"this network reads {rows} observation rows, the observation has {first.shape[0]}"
+            )
+        out = np.zeros((len(observations), rows, first.shape[1]), np.float32)
+        assert infos is not None
+        for k, (o, info) in enumerate(zip(observations, infos)):
+            assert info is not None
+            out[k, :NUM_CHANNELS] = o["observation"]
+            analysis_planes(info["view"], info["variant"], info.get("config"), o["action_mask"], out[k, NUM_CHANNELS:])
+        return out
 
     def _check_variant(self, infos: list[dict[str, Any] | None] | None) -> None:
         if self._warned or not infos or self.variant is None:

@@ -78,6 +78,8 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
             if game.last_discard is not None
             else None
         ),
+        # every discard of the hand in order: [seat, tile, claimed, declared ready with it] (R13)
+        "history": [[h[0], tile_name(h[1]), bool(h[2]), bool(h[3])] for h in game.history],
     }
     if full:
         view["hands"] = [format_counts(st.counts) for st in game.seats]

@@ -101,9 +101,20 @@ def test_opponent_pool_validates_weights():
 
 @pytest.fixture(scope="module")
 def bc_checkpoint(tmp_path_factory) -> Path:
+    """A tiny BC run with the analysis planes and an advantage head from paired rollouts."""
     out = tmp_path_factory.mktemp("bc")
     args = bc.Args(variant="changchun", decisions=768, num_envs=8, epochs=2, batch_size=128, channels=8, blocks=1,
-                   hidden=32, out_dir=str(out), progress=False)
+                   hidden=32, out_dir=str(out), progress=False, rollout_prob=0.3)
+    return bc.train(args)
+
+
+@pytest.fixture(scope="module")
+def plain_bc_checkpoint(tmp_path_factory) -> Path:
+    """A tiny plain BC run (the observation only), as PPO starts from."""
+    out = tmp_path_factory.mktemp("plain_bc")
+    args = bc.Args(variant="changchun", decisions=768, num_envs=8, epochs=2, batch_size=128, channels=8, blocks=1,
+                   hidden=32, out_dir=str(out), progress=False, rollout_prob=0.0, analysis=False,
+                   advantage_head=False, tensorboard=False)
     return bc.train(args)
 
 
@@ -111,15 +122,41 @@ def test_tiny_bc_run_writes_checkpoint_log_and_curve(bc_checkpoint):
     run_dir = bc_checkpoint.parent
     assert bc_checkpoint.is_file() and (run_dir / "learning_curve.png").stat().st_size > 1000
     assert list(run_dir.glob("events.out.tfevents.*"))
-    assert {"bc/train_loss", "bc/val_accuracy"} <= logged_tags(run_dir)
+    tags = logged_tags(run_dir)
+    assert {"bc/train_loss", "bc/val_accuracy", "bc/advantage_loss", "bc/val_agreement_discard"} <= tags
     payload = torch.load(bc_checkpoint, weights_only=True)
-    assert payload["metadata"]["trainer"] == "bc" and 0.0 <= payload["metadata"]["val_accuracy"] <= 1.0
-    assert payload["arch"] == {"channels": 8, "blocks": 1, "hidden": 32}
+    meta = payload["metadata"]
+    assert meta["trainer"] == "bc" and 0.0 <= meta["val"]["accuracy"] <= 1.0 and meta["rollout_rows"] > 0
+    assert payload["arch"] == {"channels": 8, "blocks": 1, "hidden": 32, "extra_planes": 10, "advantage_head": True}
+    assert payload["obs_shape"] == [NUM_CHANNELS + 10, 34]
+
+
+def test_bc_agent_with_analysis_and_advantages_plays_the_default_env_from_its_view(bc_checkpoint):
+    """The shipped kind of agent: computes its analysis planes from agents.agent_info alone."""
+    import agents
+    from mahjong_env import changchun_v0
+
+    agent = agents.load(f"torch:{bc_checkpoint}")
+    assert agent.needs_info
+    env = changchun_v0.env()
+    env.reset(seed=5)
+    decisions = 0
+    for name in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        action = None if termination or truncation else agent.act(obs, agents.agent_info(env, name))
+        if action is not None:
+            assert obs["action_mask"][action] == 1
+            decisions += 1
+        env.step(action)
+    assert decisions > 10
+    with pytest.raises(ValueError, match="agent_info"):
+        env.reset(seed=6)
+        agent.act(env.observe(env.agent_selection), None)
 
 
 @pytest.mark.parametrize("central_critic", [False, True])
-def test_tiny_ppo_run_from_bc(tmp_path, bc_checkpoint, central_critic):
-    args = ppo.Args(variant="changchun", total_steps=256, num_envs=4, num_steps=32, init=str(bc_checkpoint),
+def test_tiny_ppo_run_from_bc(tmp_path, plain_bc_checkpoint, central_critic):
+    args = ppo.Args(variant="changchun", total_steps=256, num_envs=4, num_steps=32, init=str(plain_bc_checkpoint),
                     central_critic=central_critic, snapshot_every=1, out_dir=str(tmp_path), progress=False,
                     opp_heuristic=0.4, opp_random=0.2, opp_snapshot=0.2, opp_self=0.2)
     path = ppo.train(args)

@@ -1,16 +1,24 @@
-"""Behaviour cloning (BC) of the heuristic agent: the first policy for PPO to start from.
+"""Behaviour cloning (BC) of the heuristic, with an advantage head trained on paired rollouts.
 
-Read top to bottom: ``Args``; data (decisions of four `HeuristicAgent` players, from
-`training.rollout.heuristic_dataset`, split by game into train and validation); the network
-(`agents.network.PolicyNetwork`); the loop (masked cross-entropy on the heuristic's action plus
-``value_coef`` × the value head's squared error on the decision's Monte Carlo return in points
-× ``reward_scale``, the same scale PPO uses); then the checkpoint, the metrics log and the
-learning-curve PNG.
+Read top to bottom: ``Args``; data (`training.paired`: decisions of four `HeuristicAgent`
+players with the analysis planes of `mahjong_env.features`, and at a share of the decisions
+that have candidates, each candidate's points played out on the real deal; or a saved
+``.npz`` of it), split by hand into train and validation; the network
+(`agents.network.PolicyNetwork` reading the analysis planes, with an advantage head); the
+loop: masked cross-entropy on the heuristic's action, plus ``advantage_coef`` × the squared
+error of the advantage head's centred estimates against the candidates' centred rollout points
+(in units of their spread over the data set: per-variant normalisation), plus, only if
+``value_coef`` > 0, the value head on the points to the end of the hand; then the checkpoint,
+the metrics log and the learning-curve PNG.
 
-    python -m training.bc --variant changchun --decisions 200000 --epochs 4
+    python -m training.bc --variant changchun --decisions 250000 --data-workers 2
 
-Only decisions with more than one legal action are kept; the reported ``bc/val_accuracy`` is
-the share of held-out decisions where the masked argmax equals the heuristic's action.
+Logged: ``bc/val_accuracy`` (held-out agreement with the heuristic) and
+``bc/val_agreement_{discard,claim,ready,kong,bao,win}`` per decision type;
+``bc/val_adv_gain`` (on held-out rolled-out decisions, the rollout points of the candidate the
+advantage head picks minus those of the heuristic's action: an estimate of points per such
+decision gained over the teacher) and ``bc/val_adv_oracle`` (the same for the best candidate
+in hindsight, the ceiling).
 """
 
 from __future__ import annotations
@@ -25,24 +33,24 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from agents.network import PolicyNetwork, masked_logits, save_checkpoint
 from agents.torch_agent import resolve_device
-from training.cli import MetricLogger, parse_args, plot_curves
-from training.rollout import heuristic_dataset
+from mahjong_env.features import ANALYSIS_CHANNELS
+from training.cli import MetricLogger, new_run_dir, parse_args, plot_curves, progress_bar, require
+from training.paired import DECISION_KINDS, generate
 
 __all__ = ["Args", "main", "train"]
 
 
 @dataclass
 class Args:
-    """Behaviour cloning of the heuristic agent."""
+    """Behaviour cloning of the heuristic agent, with an advantage head from paired rollouts."""
 
     variant: str = "changchun"
     """rule set: xinjiang or changchun"""
     exp_name: str = "bc"
-    """name of the experiment (the run directory is runs/{variant}__{exp_name}__{seed})"""
+    """name of the experiment (the run directory is runs/{variant}__{exp_name}__{seed}__{time})"""
     seed: int = 1
     """seed of the data generation, the split, the initialisation and the batches"""
     torch_deterministic: bool = True
@@ -52,25 +60,37 @@ class Args:
     threads: int = 1
     """torch CPU threads (1 is fastest for this small network on a shared CPU; 0: torch's default)"""
     decisions: int = 100_000
-    """batched env decisions to play for the data set (single-choice decisions are dropped)"""
-    num_envs: int = 32
-    """games played side by side while generating data"""
+    """data rows to generate (decisions with more than one legal action)"""
+    data: str | None = None
+    """a saved data set (.npz written by python -m training.paired) instead of generating one"""
+    data_workers: int = 1
+    """processes generating the data"""
+    num_envs: int = 16
+    """games played side by side (per process) while generating data"""
+    rollout_prob: float = 0.3
+    """share of the decisions with candidates that get paired rollouts (0: plain BC data)"""
     explore: float = 0.05
     """probability that a data decision is played at random (the label stays the heuristic's)"""
     val_fraction: float = 0.1
-    """share of games held out for validation"""
-    epochs: int = 4
+    """share of hands held out for validation"""
+    epochs: int = 6
     """passes over the training set"""
     batch_size: int = 512
     """minibatch size"""
     learning_rate: float = 1e-3
-    """Adam learning rate (cosine-annealed to 5% over the run)"""
+    """AdamW learning rate (cosine-annealed to 5% over the run)"""
     weight_decay: float = 1e-5
     """AdamW weight decay"""
-    value_coef: float = 0.25
-    """weight of the value head's loss"""
+    analysis: bool = True
+    """read the analysis planes (mahjong_env.features); the agent computes them from its own view"""
+    advantage_head: bool = True
+    """train an advantage head on the paired rollouts (needs rollout rows in the data)"""
+    advantage_coef: float = 1.0
+    """weight of the advantage head's loss"""
+    value_coef: float = 0.0
+    """weight of the value head's loss (0: off; a value loss in the shared trunk crowds out the policy)"""
     reward_scale: float = 0.125
-    """points are multiplied by this for the value target (1/8, as in PPO)"""
+    """points are multiplied by this for the value target (only with value_coef > 0)"""
     channels: int = 32
     """convolution channels of the network"""
     blocks: int = 2
@@ -87,41 +107,110 @@ class Args:
     """show tqdm progress bars"""
 
 
+def check_args(args: Args) -> None:
+    """One-line ValueErrors naming the bad flag, before anything is created."""
+    require(args.variant in ("xinjiang", "changchun"), f"--variant must be xinjiang or changchun, got {args.variant!r}")
+    require(args.data is not None or args.decisions >= 1, f"--decisions must be a positive int, got {args.decisions}")
+    require(args.data is None or Path(args.data).is_file(), f"--data {args.data!r} does not exist")
+    require(args.data_workers >= 1, f"--data-workers must be a positive int, got {args.data_workers}")
+    require(args.num_envs >= 1, f"--num-envs must be a positive int, got {args.num_envs}")
+    require(0.0 <= args.rollout_prob <= 1.0, f"--rollout-prob must be in [0, 1], got {args.rollout_prob}")
+    require(0.0 <= args.explore <= 1.0, f"--explore must be in [0, 1], got {args.explore}")
+    require(0.0 < args.val_fraction < 1.0, f"--val-fraction must be in (0, 1), got {args.val_fraction}")
+    require(args.epochs >= 1, f"--epochs must be a positive int, got {args.epochs}")
+    require(args.batch_size >= 1, f"--batch-size must be a positive int, got {args.batch_size}")
+    require(args.learning_rate > 0, f"--learning-rate must be positive, got {args.learning_rate}")
+    require(args.advantage_coef >= 0 and args.value_coef >= 0, "--advantage-coef and --value-coef must be >= 0")
+    require(args.channels >= 1 and args.blocks >= 0 and args.hidden >= 1, "--channels/--hidden must be >= 1, --blocks >= 0")
+
+
 def _batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
     order = rng.permutation(n) if rng is not None else np.arange(n)
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
-def _to_tensors(data: dict[str, np.ndarray], index: np.ndarray, device: torch.device) -> tuple[torch.Tensor, ...]:
+def _inputs(data: dict[str, np.ndarray], index: np.ndarray, analysis: bool, device: torch.device) -> torch.Tensor:
     planes = torch.from_numpy(data["planes"][index]).float()
     scalars = torch.from_numpy(data["scalars"][index]).view(len(index), 3, -1)
-    obs = torch.cat([planes, scalars], dim=1).to(device)
-    mask = torch.from_numpy(data["masks"][index]).to(device)
-    action = torch.from_numpy(data["actions"][index]).to(device)
-    ret = torch.from_numpy(data["returns"][index]).to(device)
-    return obs, mask, action, ret
+    parts = [planes, scalars]
+    if analysis:
+        parts.append(torch.from_numpy(data["analysis"][index].astype(np.float32)))
+    return torch.cat(parts, dim=1).to(device)
+
+
+def _advantage_loss(adv: torch.Tensor, cands: torch.Tensor, qvals: torch.Tensor, scale: float) -> torch.Tensor:
+    """Mean squared error of the centred advantage estimates of the candidates against their
+    centred rollout points / ``scale``, over rows with rollouts (0 if none)."""
+    valid = cands >= 0
+    if not valid.any():
+        return adv.new_zeros(())
+    pred = adv.gather(1, cands.clamp(min=0).long())
+    target = torch.nan_to_num(qvals, nan=0.0) / scale
+    count = valid.sum(1, keepdim=True).clamp(min=1)
+    pred_c = pred - (pred * valid).sum(1, keepdim=True) / count
+    target_c = target - (target * valid).sum(1, keepdim=True) / count
+    err = ((pred_c - target_c) ** 2) * valid
+    rows = valid.any(1)
+    return err[rows].sum() / valid[rows].sum()
 
 
 def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndarray, args: Args, device: torch.device) -> dict[str, float]:
-    """Masked cross-entropy, accuracy and value error of ``network`` on rows ``index``."""
+    """Held-out agreement (overall and per decision type), losses and the advantage head's
+    estimated gain over the heuristic on rolled-out decisions."""
     network.eval()
-    total, correct, loss_sum, value_sum = 0, 0, 0.0, 0.0
+    total, correct, loss_sum = 0, 0, 0.0
+    kinds = data["kinds"][index]
+    agree = np.zeros(len(DECISION_KINDS))
+    seen = np.zeros(len(DECISION_KINDS))
+    gain, oracle, rolled = 0.0, 0.0, 0
     with torch.no_grad():
         for batch in _batches(len(index), 2048, None):
-            obs, mask, action, ret = _to_tensors(data, index[batch], device)
-            logits, value = network(obs)
+            rows = index[batch]
+            obs = _inputs(data, rows, args.analysis, device)
+            mask = torch.from_numpy(data["masks"][rows]).to(device)
+            action = torch.from_numpy(data["actions"][rows]).to(device)
+            if network.advantage_head:
+                logits, adv = network.policy_and_advantages(obs)
+            else:
+                logits, _ = network(obs)
+                adv = None
             logits = masked_logits(logits, mask)
             loss_sum += nn.functional.cross_entropy(logits, action, reduction="sum").item()
-            value_sum += ((value - ret * args.reward_scale) ** 2).sum().item()
-            correct += (logits.argmax(1) == action).sum().item()
-            total += len(batch)
+            hit = (logits.argmax(1) == action).cpu().numpy()
+            correct += int(hit.sum())
+            total += len(rows)
+            np.add.at(agree, kinds[batch], hit)
+            np.add.at(seen, kinds[batch], 1)
+            if adv is not None:
+                cands = data["candidates"][rows]
+                q = data["qvalues"][rows]
+                a = adv.cpu().numpy()
+                labels = data["actions"][rows]
+                for r in np.flatnonzero(~np.isnan(q[:, 0])):
+                    valid = cands[r] >= 0
+                    cs, qs = cands[r][valid], q[r][valid]
+                    if labels[r] not in cs:
+                        continue
+                    base = qs[list(cs).index(labels[r])]
+                    gain += qs[int(np.argmax(a[r][cs]))] - base
+                    oracle += qs.max() - base
+                    rolled += 1
     network.train()
-    return {"accuracy": correct / max(total, 1), "loss": loss_sum / max(total, 1), "value_mse": value_sum / max(total, 1)}
+    out = {"accuracy": correct / max(total, 1), "loss": loss_sum / max(total, 1)}
+    for k, name in enumerate(DECISION_KINDS):
+        if seen[k]:
+            out[f"agreement_{name}"] = agree[k] / seen[k]
+    if rolled:
+        out["adv_gain"] = gain / rolled
+        out["adv_oracle"] = oracle / rolled
+    return out
 
 
 def train(args: Args) -> Path:
-    """Generate the data, train, write the checkpoint, metrics and curve; returns the checkpoint path."""
-    run_dir = Path(args.out_dir) / f"{args.variant}__{args.exp_name}__{args.seed}"
+    """Generate (or load) the data, train, write the checkpoint, metrics and curve; returns
+    the checkpoint path."""
+    check_args(args)
+    run_dir = new_run_dir(args.out_dir, args.variant, args.exp_name, args.seed)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -133,23 +222,35 @@ def train(args: Args) -> Path:
     logger.add_text("hyperparameters", json.dumps(dataclasses.asdict(args), indent=1))
     start = time.time()
 
-    # data: heuristic self-play, split by game
-    with tqdm(total=args.decisions, desc=f"bc data {args.variant}", disable=not args.progress, unit="dec") as bar:
-        data = heuristic_dataset(
-            args.variant, args.decisions, args.seed, num_envs=args.num_envs, explore=args.explore, progress=bar.update
+    # data: heuristic self-play with paired rollouts, split by hand
+    if args.data is not None:
+        with np.load(args.data) as saved:
+            data = {k: saved[k] for k in saved.files}
+    else:
+        data = generate(
+            args.variant, args.decisions, args.seed, args.data_workers, args.rollout_prob, args.explore, num_envs=args.num_envs
         )
+    if args.analysis and "analysis" not in data:
+        raise ValueError("the data set has no analysis planes; generate it with analysis or pass --no-analysis")
+    rolled = ~np.isnan(data["qvalues"][:, 0])
+    use_adv = args.advantage_head and bool(rolled.any())
     data_seconds = time.time() - start
     rng = np.random.default_rng(args.seed)
-    game_ids = np.unique(data["games"])
-    val_games = rng.choice(game_ids, size=max(1, int(len(game_ids) * args.val_fraction)), replace=False)
-    is_val = np.isin(data["games"], val_games)
+    hand_ids = np.unique(data["games"])
+    val_hands = rng.choice(hand_ids, size=max(1, int(len(hand_ids) * args.val_fraction)), replace=False)
+    is_val = np.isin(data["games"], val_hands)
     train_idx, val_idx = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    q = data["qvalues"][rolled & ~is_val]
+    centred = q - np.nanmean(q, axis=1, keepdims=True)
+    adv_scale = float(np.nanstd(centred)) if use_adv and np.isfinite(np.nanstd(centred)) and np.nanstd(centred) > 0 else 1.0
     logger.scalar("bc/train_samples", len(train_idx), 0)
     logger.scalar("bc/val_samples", len(val_idx), 0)
-    logger.scalar("charts/data_decisions_per_s", args.decisions / max(data_seconds, 1e-9), 0)
+    logger.scalar("bc/rollout_rows", int(rolled.sum()), 0)
+    logger.scalar("charts/data_seconds", data_seconds, 0)
 
     # network and optimiser
-    network = PolicyNetwork(args.channels, args.blocks, args.hidden).to(device)
+    extra = len(ANALYSIS_CHANNELS) if args.analysis else 0
+    network = PolicyNetwork(args.channels, args.blocks, args.hidden, extra_planes=extra, advantage_head=use_adv).to(device)
     optimizer = torch.optim.AdamW(network.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     batches_per_epoch = max(1, -(-len(train_idx) // args.batch_size))
     total_updates = args.epochs * batches_per_epoch
@@ -158,16 +259,28 @@ def train(args: Args) -> Path:
     # loop
     step = 0
     metrics = evaluate(network, data, val_idx, args, device)
-    logger.scalar("bc/val_accuracy", metrics["accuracy"], 0)
-    with tqdm(total=total_updates, desc=f"bc train {args.variant}", disable=not args.progress, unit="batch") as bar:
+    with progress_bar(total_updates, f"bc train {args.variant}", args.progress) as bar:
         for epoch in range(args.epochs):
             for batch in _batches(len(train_idx), args.batch_size, rng):
-                obs, mask, action, ret = _to_tensors(data, train_idx[batch], device)
-                logits, value = network(obs)
+                rows = train_idx[batch]
+                obs = _inputs(data, rows, args.analysis, device)
+                mask = torch.from_numpy(data["masks"][rows]).to(device)
+                action = torch.from_numpy(data["actions"][rows]).to(device)
+                if use_adv:
+                    logits, adv = network.policy_and_advantages(obs)
+                    cands = torch.from_numpy(data["candidates"][rows].astype(np.int64)).to(device)
+                    qvals = torch.from_numpy(data["qvalues"][rows]).to(device)
+                    adv_loss = _advantage_loss(adv, cands, qvals, adv_scale)
+                else:
+                    logits, _ = network(obs)
+                    adv_loss = logits.new_zeros(())
                 logits = masked_logits(logits, mask)
                 policy_loss = nn.functional.cross_entropy(logits, action)
-                value_loss = ((value - ret * args.reward_scale) ** 2).mean()
-                loss = policy_loss + args.value_coef * value_loss
+                loss = policy_loss + args.advantage_coef * adv_loss
+                if args.value_coef > 0:
+                    _, value = network(obs)
+                    ret = torch.from_numpy(data["returns"][rows]).to(device)
+                    loss = loss + args.value_coef * ((value - ret * args.reward_scale) ** 2).mean()
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(network.parameters(), 1.0)
@@ -175,16 +288,15 @@ def train(args: Args) -> Path:
                 scheduler.step()
                 step += len(batch)
                 if bar.n % 20 == 0:
-                    accuracy = (logits.argmax(1) == action).float().mean().item()
                     logger.scalar("bc/train_loss", policy_loss.item(), step)
-                    logger.scalar("bc/train_accuracy", accuracy, step)
-                    logger.scalar("bc/value_loss", value_loss.item(), step)
+                    logger.scalar("bc/train_accuracy", (logits.argmax(1) == action).float().mean().item(), step)
+                    logger.scalar("bc/advantage_loss", adv_loss.item(), step)
                     logger.scalar("charts/learning_rate", scheduler.get_last_lr()[0], step)
                 bar.update(1)
             metrics = evaluate(network, data, val_idx, args, device)
             for key, value_ in metrics.items():
                 logger.scalar(f"bc/val_{key}", value_, step)
-            bar.set_postfix(epoch=epoch + 1, val_acc=f"{metrics['accuracy']:.3f}")
+            bar.set_postfix(epoch=epoch + 1, val_acc=f"{metrics['accuracy']:.3f}", gain=f"{metrics.get('adv_gain', 0):+.3f}")
     seconds = time.time() - start
     logger.scalar("charts/wall_seconds", seconds, step)
 
@@ -197,26 +309,33 @@ def train(args: Args) -> Path:
         {
             "trainer": "bc",
             "args": dataclasses.asdict(args),
-            "val_accuracy": metrics["accuracy"],
-            "val_loss": metrics["loss"],
+            "val": {k: float(v) for k, v in metrics.items()},
+            "advantage_scale": adv_scale,
             "train_samples": len(train_idx),
+            "rollout_rows": int(rolled.sum()),
             "wall_seconds": round(seconds, 1),
         },
     )
     plot_curves(
         logger.history,
-        ["bc/train_loss", "bc/train_accuracy", "bc/val_accuracy", "bc/value_loss"],
+        ["bc/train_loss", "bc/val_accuracy", "bc/advantage_loss", "bc/val_adv_gain"],
         run_dir / "learning_curve.png",
-        f"BC of the heuristic, {args.variant}",
+        f"BC of the heuristic with paired-rollout advantages, {args.variant}",
         smooth=5,
     )
     logger.close()
-    print(f"bc: val accuracy {metrics['accuracy']:.3f} on {len(val_idx)} decisions; checkpoint {save_path}")
+    shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
+    print(f"bc: {shown} on {len(val_idx)} held-out decisions; checkpoint {save_path}")
     return save_path
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return train(parse_args(Args, argv))
+    args = parse_args(Args, argv)
+    try:
+        check_args(args)
+    except ValueError as error:
+        raise SystemExit(f"training.bc: {error}") from None
+    return train(args)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["MetricLogger", "field_docs", "make_parser", "parse_args", "plot_curves"]
+__all__ = ["MetricLogger", "field_docs", "make_parser", "new_run_dir", "parse_args", "plot_curves", "progress_bar", "require"]
 
 T = TypeVar("T")
 
@@ -98,6 +98,62 @@ def parse_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     return cls(**vars(namespace))
 
 
+def require(condition: bool, message: str) -> None:
+    """Raise ``ValueError(message)`` unless ``condition``: argument checks that run before a
+    training script creates anything."""
+    if not condition:
+        raise ValueError(message)
+
+
+def new_run_dir(out_dir: str | Path, variant: str, exp_name: str, seed: int) -> Path:
+    """A fresh run directory ``{out_dir}/{variant}__{exp_name}__{seed}__{unix time}`` (CleanRL's
+    naming; ``-2``, ``-3`` … appended if it exists), so a run never overwrites another's files."""
+    import time
+
+    base = Path(out_dir) / f"{variant}__{exp_name}__{seed}__{int(time.time())}"
+    path, k = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+            return path
+        except FileExistsError:
+            k += 1
+            path = base.with_name(f"{base.name}-{k}")
+
+
+def progress_bar(total: int, desc: str, enabled: bool) -> Any:
+    """A tqdm bar, or a silent stand-in with the same ``update``/``set_postfix``/``n`` when
+    disabled or when tqdm is not installed."""
+    if enabled:
+        try:
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc=desc, unit="it")
+        except ImportError:
+            pass
+    return _SilentBar()
+
+
+class _SilentBar:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+
+    def set_postfix(self, **_: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> _SilentBar:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        return None
+
+
 class MetricLogger:
     """Scalars to TensorBoard (``torch.utils.tensorboard``) when it is installed, and always to
     ``metrics.csv`` (columns ``step, tag, value``) in the run directory."""
@@ -106,6 +162,8 @@ class MetricLogger:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.csv_path = self.run_dir / "metrics.csv"
+        if self.csv_path.exists():
+            raise ValueError(f"{self.csv_path} exists: a run directory holds one run (use training.cli.new_run_dir)")
         self._file = self.csv_path.open("w", newline="")
         self._csv = csv.writer(self._file)
         self._csv.writerow(["step", "tag", "value"])

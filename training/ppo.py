@@ -9,7 +9,16 @@ new logits; logging; snapshots into the opponent pool; the checkpoint and the le
 
 Rewards are the settlement points of RULES.md R12 (kong payments and the hand's settlement,
 credited to the decision of the seat that receives them) multiplied by ``reward_scale``
-(default 1/8: a typical hand moves 1–8 points per seat, so scaled returns stay near [-1, 1]).
+(default per variant, `REWARD_SCALE`: about one over the spread of a seat's points per hand,
+Xinjiang 1/2 and Changchun 1/16, so scaled returns stay near [-1, 1] in both).
+
+Rows trained on: the learner's decisions with more than one legal action whose successor is
+known (a decision still pending when the rollout ends has not received all its reward yet and
+is left out rather than bootstrapped with a truncated return). Minibatches split those rows
+evenly. ``anchor_coef`` adds a KL penalty towards the frozen ``--init`` policy (a fine-tuner
+that stays near its behaviour-cloning start); ``gate_deals`` > 0 plays the final policy and the
+``--init`` policy 1-vs-3 against the heuristic on the same deals (`training.duplicate`) and
+writes the final checkpoint to ``save_path`` only if it scores higher.
 
 ``--central-critic`` replaces the value head by `agents.network.StateCritic` on the env's
 privileged ``state()`` (every concealed hand and the wall) plus the deciding seat; it is used
@@ -49,10 +58,27 @@ from agents.network import (
 )
 from agents.torch_agent import resolve_device
 from mahjong_env.observation import STATE_SIZE
-from training.cli import MetricLogger, parse_args, plot_curves
+from training.cli import MetricLogger, new_run_dir, parse_args, plot_curves, require
 from training.rollout import OpponentPool, Rollout, SelfPlayRunner
 
-__all__ = ["Args", "main", "train"]
+__all__ = ["REWARD_SCALE", "Args", "check_args", "even_minibatches", "main", "train", "trainable_rows"]
+
+REWARD_SCALE = {"xinjiang": 0.5, "changchun": 1.0 / 16.0}
+"""Default reward scale per variant: about one over the spread of a seat's points per hand."""
+
+
+def even_minibatches(order: torch.Tensor, count: int) -> list[torch.Tensor]:
+    """``order`` split into ``count`` minibatches whose sizes differ by at most one (never a
+    stray tiny minibatch that takes a full optimiser step)."""
+    count = max(1, min(count, len(order)))
+    return list(torch.tensor_split(order, count))
+
+
+def trainable_rows(learner: torch.Tensor, masks: torch.Tensor, pending: torch.Tensor) -> torch.Tensor:
+    """Flat indices of the rows PPO trains on: the learner's decisions with more than one legal
+    action that are not pending (their successor decision or the episode's end is known)."""
+    keep = learner & (masks.sum(-1) > 1) & ~pending
+    return keep.reshape(-1).nonzero().squeeze(1)
 
 
 @dataclass
@@ -73,18 +99,18 @@ class Args:
     """torch CPU threads (1 is fastest for this small network on a shared CPU; 0: torch's default)"""
     total_steps: int = 200_000
     """batched env decisions to play (all seats, learner or not)"""
-    num_envs: int = 16
+    num_envs: int = 64
     """games played side by side"""
-    num_steps: int = 64
-    """batched decisions per game per rollout (rollout rows = num_envs * num_steps)"""
+    num_steps: int = 256
+    """batched decisions per game per rollout (rollout rows = num_envs * num_steps: 16k by default)"""
     rollout_workers: int = 0
     """processes stepping the games (mahjong_env.workers.ParallelVectorMahjong); 0: in this process"""
     backend: str = "local"
     """where rollout workers run: local (processes, shared memory) or ray (Ray actors)"""
     learning_rate: float = 1e-4
     """Adam learning rate"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero"""
+    anneal_lr: bool = False
+    """anneal the learning rate linearly to 10% of its start"""
     gamma: float = 0.995
     """discount per decision of the same seat"""
     gae_lambda: float = 0.95
@@ -97,8 +123,8 @@ class Args:
     """normalise advantages per minibatch"""
     clip_coef: float = 0.2
     """surrogate clipping coefficient"""
-    clip_vloss: bool = True
-    """clip the value loss as in CleanRL"""
+    clip_vloss: bool = False
+    """clip the value loss as in CleanRL (off: with rewards of this spread it starves the critic)"""
     ent_coef: float = 0.005
     """entropy bonus coefficient"""
     vf_coef: float = 0.5
@@ -106,22 +132,24 @@ class Args:
     max_grad_norm: float = 0.5
     """gradient clipping norm"""
     target_kl: float | None = 0.03
-    """stop an update's epochs early when the approximate KL exceeds this (None: never)"""
-    reward_scale: float = 0.125
-    """points are multiplied by this to make rewards (1/8)"""
+    """stop an update's epochs early when an epoch's mean approximate KL exceeds this (None: never)"""
+    reward_scale: float | None = None
+    """points are multiplied by this to make rewards (None: the variant's REWARD_SCALE)"""
+    anchor_coef: float = 0.2
+    """weight of the KL penalty towards the frozen --init policy (0: none; no effect without --init)"""
     init: str | None = None
     """checkpoint to start from (a BC checkpoint); None: a fresh network"""
     central_critic: bool = False
     """train a centralised critic on the env's privileged state() instead of the value head"""
     critic_hidden: int = 256
     """width of the centralised critic"""
-    opp_heuristic: float = 0.5
+    opp_heuristic: float = 0.8
     """weight of games against three heuristic agents"""
-    opp_random: float = 0.1
+    opp_random: float = 0.0
     """weight of games against three random agents"""
     opp_snapshot: float = 0.2
-    """weight of games against three past snapshots of the learner"""
-    opp_self: float = 0.2
+    """weight of games against three past snapshots of the learner (greedy, as evaluated)"""
+    opp_self: float = 0.0
     """weight of pure self-play games (the current learner in all four seats)"""
     snapshot_every: int = 5
     """updates between snapshots added to the opponent pool"""
@@ -135,8 +163,9 @@ class Args:
     """residual blocks of a fresh network"""
     hidden: int = 256
     """shared layer width of a fresh network"""
-    eval_hands: int = 0
-    """after training, duplicate-evaluate the final policy against the heuristic over this many hands"""
+    gate_deals: int = 0
+    """after training, play the final and the --init policy 1-vs-3 against the heuristic on this many
+    deals (4 hands each) and keep the final checkpoint only if it scores higher (0: no gate)"""
     out_dir: str = "runs"
     """where run directories go"""
     save_path: str | None = None
@@ -147,9 +176,34 @@ class Args:
     """show a tqdm progress bar"""
 
 
+def check_args(args: Args) -> None:
+    """One-line ValueErrors naming the bad flag, before anything is created."""
+    require(args.variant in REWARD_SCALE, f"--variant must be xinjiang or changchun, got {args.variant!r}")
+    require(args.total_steps >= 1, f"--total-steps must be a positive int, got {args.total_steps}")
+    require(args.num_envs >= 1 and args.num_steps >= 1, "--num-envs and --num-steps must be positive ints")
+    require(
+        args.total_steps >= args.num_envs * args.num_steps,
+        f"--total-steps ({args.total_steps}) must cover one rollout, --num-envs x --num-steps = {args.num_envs * args.num_steps}",
+    )
+    require(args.rollout_workers >= 0, f"--rollout-workers must be >= 0, got {args.rollout_workers}")
+    require(args.backend in ("local", "ray"), f"--backend must be local or ray, got {args.backend!r}")
+    require(args.learning_rate > 0, f"--learning-rate must be positive, got {args.learning_rate}")
+    require(0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "--gamma must be in (0, 1], --gae-lambda in [0, 1]")
+    require(args.num_minibatches >= 1 and args.update_epochs >= 1, "--num-minibatches and --update-epochs must be >= 1")
+    require(args.clip_coef > 0, f"--clip-coef must be positive, got {args.clip_coef}")
+    require(args.reward_scale is None or args.reward_scale > 0, f"--reward-scale must be positive, got {args.reward_scale}")
+    require(args.anchor_coef >= 0, f"--anchor-coef must be >= 0, got {args.anchor_coef}")
+    require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
+    require(args.init is None or Path(args.init).is_file(), f"--init {args.init!r} does not exist")
+    weights = (args.opp_heuristic, args.opp_random, args.opp_snapshot, args.opp_self)
+    require(min(weights) >= 0 and max(weights) > 0, "--opp-* weights must be >= 0 and not all zero")
+
+
 def train(args: Args) -> Path:
     """Run PPO; returns the final checkpoint's path."""
-    run_dir = Path(args.out_dir) / f"{args.variant}__{args.exp_name}__{args.seed}"
+    check_args(args)
+    reward_scale = args.reward_scale if args.reward_scale is not None else REWARD_SCALE[args.variant]
+    run_dir = new_run_dir(args.out_dir, args.variant, args.exp_name, args.seed)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -161,10 +215,16 @@ def train(args: Args) -> Path:
     logger.add_text("hyperparameters", json.dumps(dataclasses.asdict(args), indent=1))
 
     # network (and centralised critic)
+    anchor = None
     if args.init:
         network, meta = load_checkpoint(args.init, device)
         if meta.get("variant") not in (None, args.variant):
-            print(f"ppo: warning: --init was trained on {meta.get('variant')!r}, training on {args.variant!r}")
+            raise ValueError(f"--init was trained on {meta.get('variant')!r}, not {args.variant!r}")
+        if network.extra_planes:
+            raise ValueError("--init reads analysis planes; PPO's batched games encode the plain observation only")
+        if args.anchor_coef > 0:
+            anchor, _ = load_checkpoint(args.init, device)
+            anchor.requires_grad_(False)
     else:
         network = PolicyNetwork(args.channels, args.blocks, args.hidden).to(device)
     network.train()
@@ -191,7 +251,7 @@ def train(args: Args) -> Path:
     bar = tqdm(total=num_updates * batch_rows, desc=f"ppo {args.variant}", disable=not args.progress, unit="dec")
     for update in range(1, num_updates + 1):
         if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * args.learning_rate
+            optimizer.param_groups[0]["lr"] = (1.0 - 0.9 * (update - 1.0) / num_updates) * args.learning_rate
 
         # rollout
         network.eval()
@@ -200,8 +260,8 @@ def train(args: Args) -> Path:
         collect_seconds = time.time() - collect_start
         network.train()
         global_step += batch_rows
-        rows = rollout.learner.view(-1).nonzero().squeeze(1)
-        learner_steps += len(rows)
+        rows = trainable_rows(rollout.learner, rollout.masks, torch.from_numpy(rollout.credit.pending()))
+        learner_steps += int(rollout.learner.sum())
         recent.extend(finished)
         if finished:
             logger.scalar("charts/episodic_return", np.mean([v for g in finished for v in g["returns"]]), global_step)
@@ -212,7 +272,7 @@ def train(args: Args) -> Path:
             logger.scalar(f"charts/win_rate_vs_{kind}", np.mean([g["winner_is_learner"] for g in games]), global_step)
 
         # GAE over each seat's own decisions
-        advantages, returns = rollout.advantages(args.gamma, args.gae_lambda, args.reward_scale)
+        advantages, returns = rollout.advantages(args.gamma, args.gae_lambda, reward_scale)
         b_obs = rollout.obs.view(-1, *rollout.obs.shape[2:])[rows].to(device)
         b_masks = rollout.masks.view(-1, rollout.masks.shape[-1])[rows].to(device)
         b_actions = rollout.actions.view(-1)[rows].to(device)
@@ -227,14 +287,12 @@ def train(args: Args) -> Path:
 
         # PPO update with the stored masks
         n = len(rows)
-        minibatch = max(1, n // args.num_minibatches)
         clipfracs: list[float] = []
         approx_kl = old_approx_kl = torch.zeros(())
-        pg_loss = v_loss = entropy_loss = torch.zeros(())
+        pg_loss = v_loss = entropy_loss = anchor_kl = torch.zeros(())
         for _epoch in range(args.update_epochs):
-            order = torch.randperm(n, device=device)
-            for begin in range(0, n, minibatch):
-                mb = order[begin : begin + minibatch]
+            epoch_kl: list[float] = []
+            for mb in even_minibatches(torch.randperm(n, device=device), args.num_minibatches) if n else []:
                 logits, newvalue = network(b_obs[mb])
                 if critic is not None:
                     newvalue = critic(b_states[mb], b_seats[mb])
@@ -246,6 +304,7 @@ def train(args: Args) -> Path:
                 with torch.no_grad():
                     old_approx_kl = (-logratio).mean()
                     approx_kl = ((ratio - 1) - logratio).mean()
+                    epoch_kl.append(approx_kl.item())
                     clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
                 mb_adv = b_advantages[mb]
                 if args.norm_adv and len(mb) > 1:
@@ -259,11 +318,17 @@ def train(args: Args) -> Path:
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+                if anchor is not None:  # KL(anchor || policy) over the legal actions
+                    with torch.no_grad():
+                        anchor_logp = torch.log_softmax(masked_logits(anchor(b_obs[mb])[0], b_masks[mb]), -1)
+                    logp = torch.log_softmax(masked_logits(logits, b_masks[mb]), -1)
+                    anchor_kl = (anchor_logp.exp() * (anchor_logp - logp)).sum(-1).mean()
+                    loss = loss + args.anchor_coef * anchor_kl
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(params, args.max_grad_norm)
                 optimizer.step()
-            if args.target_kl is not None and approx_kl.item() > args.target_kl:
+            if args.target_kl is not None and epoch_kl and float(np.mean(epoch_kl)) > args.target_kl:
                 break
 
         # logging, snapshots, checkpoints
@@ -277,6 +342,8 @@ def train(args: Args) -> Path:
         logger.scalar("losses/entropy", entropy_loss.item(), global_step)
         logger.scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
         logger.scalar("losses/approx_kl", approx_kl.item(), global_step)
+        logger.scalar("losses/anchor_kl", anchor_kl.item(), global_step)
+        logger.scalar("charts/trained_rows", n, global_step)
         logger.scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, global_step)
         logger.scalar("losses/explained_variance", explained_var, global_step)
         logger.scalar("charts/SPS", global_step / elapsed, global_step)
@@ -303,14 +370,34 @@ def train(args: Args) -> Path:
         "learner_steps": learner_steps,
         "wall_seconds": round(time.time() - start, 1),
     }
-    save_checkpoint(save_path, network, args.variant, metadata)
-    if args.eval_hands > 0:
-        from training.evaluate import duplicate_eval, format_table
+    if args.gate_deals > 0:
+        from agents.heuristic import HeuristicAgent
+        from agents.torch_agent import TorchAgent
+        from training.duplicate import one_vs_three
 
-        table = duplicate_eval(args.variant, {"ppo": f"torch:{save_path}", "heuristic": "heuristic"}, args.eval_hands, args.seed)
-        print(format_table(table))
-        logger.scalar("eval/points_vs_heuristic", table["ppo"]["mean"], global_step)
-        metadata["eval_vs_heuristic"] = {k: float(v) for k, v in table["ppo"].items()}
+        candidate_path = save_checkpoint(run_dir / "ppo_candidate.pt", network, args.variant, metadata)
+        final = one_vs_three(args.variant, TorchAgent.from_checkpoint(candidate_path, device="cpu"), HeuristicAgent(),
+                             args.gate_deals, args.seed)
+        metadata["gate"] = {"final_vs_heuristic": final.mean("candidate"), "final_ci": list(final.ci("candidate"))}
+        if args.init:
+            start_agent = TorchAgent.from_checkpoint(args.init, device="cpu")
+            before = one_vs_three(args.variant, start_agent, HeuristicAgent(), args.gate_deals, args.seed)
+            metadata["gate"]["init_vs_heuristic"] = before.mean("candidate")
+            passed = final.mean("candidate") > before.mean("candidate")
+        else:
+            passed = True
+        metadata["gate"]["passed"] = passed
+        print(f"ppo: gate {metadata['gate']}")
+        logger.scalar("eval/points_vs_heuristic", final.mean("candidate"), global_step)
+        if passed:
+            save_checkpoint(save_path, network, args.variant, metadata)
+        else:
+            import shutil
+
+            save_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(args.init, save_path)  # type: ignore[arg-type]
+            print(f"ppo: the gate kept the --init policy in {save_path}; the final policy is in {candidate_path}")
+    else:
         save_checkpoint(save_path, network, args.variant, metadata)
     plot_curves(
         logger.history,
@@ -325,7 +412,12 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return train(parse_args(Args, argv))
+    args = parse_args(Args, argv)
+    try:
+        check_args(args)
+    except ValueError as error:
+        raise SystemExit(f"training.ppo: {error}") from None
+    return train(args)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ This module owns how training games are played; `training.ppo` owns what is lear
 
 - `OpponentPool`: who the learner meets. Each game draws one kind for its three other seats:
   ``heuristic`` (`agents.heuristic.HeuristicAgent`), ``random``, ``snapshot`` (frozen copies
-  of the learner from earlier updates, sampling from their policy) or ``self`` (the current
+  of the learner from earlier updates, greedy as the evaluation plays them) or ``self`` (the current
   learner in every seat: pure self-play, four learner seats).
 - `SelfPlayRunner`: ``num_envs`` games stepped together (`mahjong_env.vector.VectorMahjong`:
   one decision per game per step, whoever's it is; or the same games in worker processes or
@@ -14,7 +14,8 @@ This module owns how training games are played; `training.ppo` owns what is lear
 - `Rollout`: the buffer of one collection, ``(num_steps, num_envs)`` rows; ``learner`` marks
   the rows the learner decided (only those are trained on). Rewards are credited to the
   deciding seat's decision by `mahjong_env.vector.RewardAccumulator` (raw points).
-- `heuristic_dataset`: decisions of four heuristic players, for behaviour cloning.
+- `heuristic_dataset`: decisions of four heuristic players, for behaviour cloning
+  (`training.paired` adds the analysis planes and paired rollouts).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def decision_infos(venv: VectorMahjong | ParallelVectorMahjong, rows: list[int])
     """The ``info`` each listed game's player to move gets (as `agents.agent_info`): its view
     and the variant name; one query for all rows (one round trip per worker in parallel)."""
     variant = venv.variant.removesuffix("_v0")
-    return [{"view": view, "variant": variant} for view in venv.views(rows)]
+    config = venv.config.to_dict()
+    return [{"view": view, "variant": variant, "config": config} for view in venv.views(rows)]
 
 
 class OpponentPool:
@@ -66,9 +68,9 @@ class OpponentPool:
         self._seed = seed
 
     def add_snapshot(self, network: PolicyNetwork) -> None:
-        """Freeze a copy of ``network`` (on CPU, sampling) as a future opponent."""
+        """Freeze a copy of ``network`` (on CPU, greedy: it plays as evaluated) as a future opponent."""
         frozen = copy.deepcopy(network).cpu().eval()
-        self.snapshots.append(TorchAgent(frozen, device="cpu", greedy=False, seed=self._seed + len(self.snapshots) + 1))
+        self.snapshots.append(TorchAgent(frozen, device="cpu", greedy=True, seed=self._seed + len(self.snapshots) + 1))
         del self.snapshots[: -self.max_snapshots]
 
     def draw_kind(self) -> str:
@@ -241,66 +243,19 @@ def heuristic_dataset(
     progress: Callable[[int], None] | None = None,
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
-    """Decisions of four `HeuristicAgent` players: ``decisions`` batched steps' worth of rows,
-    keeping only decisions with more than one legal action.
+    """Plain behaviour-cloning rows of four `HeuristicAgent` players: about ``decisions`` rows
+    (decisions with more than one legal action), without analysis planes or rollouts.
 
     With probability ``explore`` a decision is played by a uniformly random legal action
     instead, so the data also covers states the heuristic would not reach; the label is always
-    the heuristic's choice. Returns arrays ``planes`` (uint8, the integer tile planes),
-    ``scalars`` (float32, the scalar rows), ``masks`` (bool), ``actions`` (int64), ``returns``
-    (float32: the deciding seat's points from that decision to the end of its game) and
-    ``games`` (int64: a game id, for splitting by game).
+    the heuristic's choice. The arrays are those of `training.paired.paired_dataset`:
+    ``planes`` (uint8, the integer tile planes), ``scalars`` (float32, the scalar rows),
+    ``masks``, ``actions``, ``kinds``, ``returns`` (float32: the deciding seat's points from
+    that decision to the end of its hand, never cut short: rows of unfinished hands are
+    dropped) and ``games`` (a hand id, for splitting by hand).
     """
-    venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
-    rng = np.random.default_rng(seed)
-    agents = [HeuristicAgent(seed=seed * 4 + s) for s in range(4)]
-    horizon = 128
-    credit = RewardAccumulator(num_envs, horizon)
-    planes, scalars, masks, labels, returns, games = [], [], [], [], [], []
-    obs, mask, seats = venv.reset()
-    game_ids = np.arange(num_envs)
-    next_game = num_envs
-    steps = 0
-    tile_rows = NUM_CHANNELS - 3
-    while steps < decisions:
-        credit.start_rollout()
-        chunk_obs = np.zeros((horizon, num_envs, NUM_CHANNELS, NUM_KINDS), np.float32)
-        chunk_masks = np.zeros((horizon, num_envs, NUM_ACTIONS), np.bool_)
-        chunk_labels = np.zeros((horizon, num_envs), np.int64)
-        chunk_games = np.zeros((horizon, num_envs), np.int64)
-        for t in range(horizon):
-            chunk_obs[t], chunk_masks[t], chunk_games[t] = obs, mask, game_ids
-            credit.decide(t, seats)
-            actions = np.zeros(num_envs, np.int64)
-            for i, info in enumerate(decision_infos(venv, list(range(num_envs)))):
-                observation = {"observation": obs[i], "action_mask": mask[i]}
-                label = agents[seats[i]].act(observation, info)
-                chunk_labels[t, i] = label
-                if explore and rng.random() < explore:
-                    label = int(rng.choice(np.flatnonzero(mask[i])))
-                actions[i] = label
-            obs, mask, seats, rewards, dones, _ = venv.step(actions)
-            credit.receive(rewards, dones)
-            for i in np.flatnonzero(dones):
-                game_ids[i] = next_game
-                next_game += 1
-            steps += num_envs
-            if progress is not None:
-                progress(num_envs)
-        _, mc_returns = seat_advantages(np.zeros((horizon, num_envs), np.float32), credit, 1.0, 1.0)
-        keep = (chunk_masks.sum(axis=2) > 1) & ~credit.pending()
-        kept_obs = chunk_obs[keep]
-        planes.append(kept_obs[:, :tile_rows].astype(np.uint8))
-        scalars.append(kept_obs[:, tile_rows:].reshape(len(kept_obs), -1))
-        masks.append(chunk_masks[keep])
-        labels.append(chunk_labels[keep])
-        returns.append(mc_returns[keep])
-        games.append(chunk_games[keep])
-    return {
-        "planes": np.concatenate(planes),
-        "scalars": np.concatenate(scalars),
-        "masks": np.concatenate(masks),
-        "actions": np.concatenate(labels),
-        "returns": np.concatenate(returns).astype(np.float32),
-        "games": np.concatenate(games),
-    }
+    from training.paired import paired_dataset
+
+    return paired_dataset(
+        variant, decisions, seed, num_envs=num_envs, explore=explore, analysis=False, progress=progress, **rule_overrides
+    )

@@ -1,0 +1,146 @@
+"""The training pipeline of issue 10: value targets, paired rollouts, PPO's rows and
+minibatches, argument checks, run directories, checkpoint bounds and the batched gate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents.heuristic import HeuristicAgent
+from agents.network import PolicyNetwork, load_checkpoint, save_checkpoint
+from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.vector import episode_seed
+from training import bc, ppo
+from training.duplicate import bootstrap_ci, four_agents, one_vs_three
+from training.paired import paired_dataset
+
+
+def _returns_by_aec(module, seed: int) -> list[tuple[int, float]]:
+    """(seat, points from the decision to the end of the hand) of every decision with a
+    choice in one hand of four heuristics, computed through the AEC env."""
+    env = module.env()
+    env.reset(seed=seed)
+    heuristic = HeuristicAgent()
+    cumulative = [0.0] * 4
+    rows: list[tuple[int, float]] = []
+    for name in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        seat = int(name[-1])
+        if obs["action_mask"].sum() > 1:
+            rows.append((seat, cumulative[seat]))
+        env.step(heuristic.act(obs, agents.agent_info(env, name)))
+        for s in range(4):
+            cumulative[s] += env.rewards[f"player_{s}"]
+    return [(seat, cumulative[seat] - start) for seat, start in rows]
+
+
+@pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
+def test_value_targets_are_the_points_to_the_end_of_the_hand(module):
+    """Issue 10: every row's return holds the hand's settlement, however the data is cut."""
+    variant = module.raw_env.metadata["name"].removesuffix("_v0")
+    data = paired_dataset(variant, 300, seed=4, num_envs=1, analysis=False)
+    expected = _returns_by_aec(module, episode_seed(4, 0, 0))
+    first = data["games"] == 0
+    assert first.sum() == len(expected) > 10
+    np.testing.assert_allclose(data["returns"][first], [r for _, r in expected], atol=1e-5)
+    # rows of the hand still running when the generation stopped are dropped, not truncated
+    assert data["games"].max() < 1 + len(np.unique(data["games"]))
+
+
+def test_paired_rollouts_of_the_teachers_own_action_equal_the_real_outcome():
+    """A rollout of the action the game actually took (the heuristic's, no exploration) plays
+    the same hand as the game itself: its points equal the row's return."""
+    data = paired_dataset("changchun", 600, seed=7, num_envs=4, rollout_prob=1.0)
+    rolled = np.flatnonzero(~np.isnan(data["qvalues"][:, 0]))
+    assert len(rolled) > 20
+    checked = 0
+    for r in rolled:
+        cands = list(data["candidates"][r])
+        if data["actions"][r] in cands:
+            q = data["qvalues"][r][cands.index(data["actions"][r])]
+            assert q == pytest.approx(data["returns"][r], abs=1e-5)
+            checked += 1
+    assert checked > 20
+    spread = np.nanmax(data["qvalues"][rolled], 1) - np.nanmin(data["qvalues"][rolled], 1)
+    assert (spread > 0).any()  # the candidates do lead to different outcomes
+
+
+def test_ppo_minibatches_are_even():
+    sizes = [len(mb) for mb in ppo.even_minibatches(torch.randperm(431), 4)]
+    assert sorted(sizes) == [107, 108, 108, 108] and sum(sizes) == 431
+    assert [len(mb) for mb in ppo.even_minibatches(torch.arange(3), 4)] == [1, 1, 1]
+
+
+def test_ppo_trains_only_on_learner_choices_with_known_outcomes():
+    learner = torch.tensor([[True, True, False], [True, True, True]])
+    masks = torch.zeros((2, 3, 182), dtype=torch.bool)
+    masks[..., :2] = True
+    masks[0, 1, 1] = False  # a forced move
+    pending = torch.tensor([[False, False, False], [False, True, False]])
+    assert ppo.trainable_rows(learner, masks, pending).tolist() == [0, 3, 5]
+
+
+def test_ppo_defaults_fit_both_variants():
+    args = ppo.Args()
+    assert not args.clip_vloss and not args.anneal_lr and args.reward_scale is None
+    assert args.num_envs * args.num_steps >= 16_000
+    assert ppo.REWARD_SCALE["changchun"] < ppo.REWARD_SCALE["xinjiang"]
+    assert args.opp_random == 0 and args.opp_self == 0 and args.opp_heuristic > args.opp_snapshot
+    assert bc.Args().value_coef == 0.0
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "message"),
+    [
+        (ppo, ["--variant", "changchn"], "--variant"),
+        (ppo, ["--total-steps", "-5"], "--total-steps"),
+        (ppo, ["--init", "nowhere.pt"], "--init"),
+        (bc, ["--decisions", "-1"], "--decisions"),
+        (bc, ["--epochs", "0"], "--epochs"),
+    ],
+)
+def test_training_scripts_reject_bad_arguments_before_creating_anything(tmp_path, module, argv, message):
+    out = tmp_path / "runs"
+    with pytest.raises(SystemExit, match=message):
+        module.main([*argv, "--out-dir", str(out)])
+    assert not out.exists()
+
+
+def test_run_directories_are_never_reused(tmp_path):
+    from training.cli import new_run_dir
+
+    first = new_run_dir(tmp_path, "xinjiang", "bc", 1)
+    second = new_run_dir(tmp_path, "xinjiang", "bc", 1)
+    assert first != second and first.is_dir() and second.is_dir()
+
+
+def test_checkpoint_arch_is_bounded_before_anything_is_built(tmp_path):
+    """Issue 13: a data-only file asking for a huge network is refused, not allocated."""
+    path = save_checkpoint(tmp_path / "ok.pt", PolicyNetwork(8, 1, 32), "xinjiang")
+    payload = torch.load(path, weights_only=True)
+    for bad in ({"channels": 4096, "blocks": 64, "hidden": 65536}, {"channels": 8, "blocks": 1, "hidden": True},
+                {"channels": 8, "blocks": 1, "hidden": 32, "extra_planes": 3}, "nonsense"):
+        torch.save(dict(payload, arch=bad), tmp_path / "bad.pt")
+        with pytest.raises(ValueError, match="arch|observations"):
+            load_checkpoint(tmp_path / "bad.pt")
+    torch.save(dict(payload, state_dict={"stem.weight": torch.zeros(1)}), tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="tensors"):
+        load_checkpoint(tmp_path / "bad.pt")
+    load_checkpoint(path)
+
+
+def test_batched_duplicate_gate_is_paired_and_zero_sum():
+    result = one_vs_three("xinjiang", HeuristicAgent(), HeuristicAgent(), deals=6, seed=3)
+    assert result.hands == 24 and len(result.per_deal["candidate"]) == 6
+    assert result.mean("candidate") == pytest.approx(0.0, abs=1e-9)  # the same agent in every seat
+    table = four_agents("changchun", {"h": HeuristicAgent(), "r": agents.load("random")}, deals=4, seed=1)
+    assert table.hands == 16
+    assert table.mean("h") + table.mean("r") == pytest.approx(0.0, abs=1e-6)  # two seats each, zero-sum
+    assert table.mean("h") > table.mean("r")
+    low, high = bootstrap_ci(np.array([1.0, 2.0, 3.0, 4.0]))
+    assert 1.0 <= low < 2.5 < high <= 4.0

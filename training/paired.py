@@ -1,0 +1,259 @@
+"""Paired rollouts: which of a decision's candidate actions gains most, measured on the real deal.
+
+This module owns the training data of the agents that go beyond their teacher. Four
+`agents.heuristic.HeuristicAgent` players play batched games (`mahjong_env.vector.VectorMahjong`);
+every decision becomes a behaviour-cloning row (the heuristic's action is the label). At a
+sampled share of the decisions that have candidates (`mahjong_env.features.decision_candidates`:
+claim or pass, ready or not, kong or not, push or fold), the game is cloned once per
+candidate (`clone_game`: a deep copy of the engine state, for training only, never given to an
+agent), the candidate is played, and the hand is played to its end by the heuristic in every
+seat. The deciding seat's points from that decision to the end of the hand, per candidate,
+are the row's ``qvalues``: every candidate meets the same wall, the same dice and the same
+opponents' tiles, so most of the luck cancels in their differences, and averaged over the
+deals a player cannot tell apart they estimate the advantage of each candidate over the
+others for the player's own information (the wall is privileged, but it only ever enters the
+targets, never an input).
+
+Value targets (``returns``) are always the deciding seat's points from its decision to the end
+of that hand: rows of hands still running when the generation stops are dropped, never cut.
+
+    data = paired_dataset("changchun", decisions=20_000, seed=1, rollout_prob=0.3)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.heuristic import HeuristicAgent
+from mahjong_env import actions as A
+from mahjong_env.engine.game import Game
+from mahjong_env.engine.state import Phase
+from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
+from mahjong_env.observation import NUM_CHANNELS
+from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.vector import VectorMahjong
+from mahjong_env.view import table_view
+
+__all__ = ["DECISION_KINDS", "MAX_CANDIDATES", "clone_game", "decision_kind", "paired_dataset", "play_out"]
+
+MAX_CANDIDATES = 6
+TILE_ROWS = NUM_CHANNELS - 3
+DECISION_KINDS = ("discard", "claim", "ready", "kong", "bao", "win", "other")
+"""Decision types for per-type agreement: by the label (discard, ready, kong or special
+group) on one's turn; ``claim`` for claim and robbing windows (pass included); ``bao`` for
+the bao view; ``win`` where a win is legal."""
+
+
+def decision_kind(mask: np.ndarray, label: int) -> int:
+    """Index into `DECISION_KINDS` of a decision with this mask and label."""
+    if mask[A.WIN]:
+        return 5
+    if mask[A.VIEW_BAO]:
+        return 4
+    if mask[A.PASS]:
+        return 1
+    if label < A.READY:
+        return 0
+    if label < A.CONCEALED_KONG:
+        return 2
+    if label < A.CHOW_LOW or label in A.SPECIAL_DECLARATIONS:
+        return 3
+    return 6
+
+
+def clone_game(game: Game) -> Game:
+    """A deep copy of the engine state sharing the (stateless, frozen) rule set."""
+    return copy.deepcopy(game, {id(game.rules): game.rules})
+
+
+def play_out(game: Game, agent: HeuristicAgent, variant: str, config: dict[str, Any], visible: bool) -> np.ndarray:
+    """Play ``game`` to the end of its hand with ``agent`` in every seat; the points each
+    seat receives on the way, ``(4,)``."""
+    total = np.zeros(4)
+    mask = np.zeros(A.NUM_ACTIONS, np.int8)
+    while game.phase != Phase.OVER:
+        legal = game.legal_actions()
+        if len(legal) == 1:
+            action = legal[0]
+        else:
+            mask.fill(0)
+            mask[legal] = 1
+            seat = game.actor
+            info = {"view": table_view(game, seat, visible), "variant": variant, "config": config}
+            action = agent.act({"action_mask": mask}, info)
+        game.step(action)
+        total += game.rewards
+    return total
+
+
+def paired_dataset(
+    variant: str,
+    decisions: int,
+    seed: int,
+    num_envs: int = 16,
+    rollout_prob: float = 0.0,
+    explore: float = 0.0,
+    analysis: bool = True,
+    progress: Callable[[int], None] | None = None,
+    **rule_overrides: Any,
+) -> dict[str, np.ndarray]:
+    """About ``decisions`` rows of four heuristic players (decisions with one legal action are
+    skipped), with paired rollouts at a share ``rollout_prob`` of the decisions that have
+    candidates; with probability ``explore`` a decision is played at random (its label stays
+    the heuristic's).
+
+    Returns ``planes`` (uint8, tile rows 0–135), ``scalars`` (float32, the three scalar rows
+    flattened), ``analysis`` (float16, the analysis planes; only with ``analysis``),
+    ``masks`` (bool), ``actions`` (the heuristic's choice), ``kinds`` (`DECISION_KINDS`),
+    ``returns`` (points from the decision to the end of its hand), ``games`` (hand ids, for
+    splitting), ``candidates`` (int16, ``MAX_CANDIDATES`` columns, -1 padded) and ``qvalues``
+    (float32, the candidates' rollout points; NaN where no rollout was made)."""
+    if decisions < 1:
+        raise ValueError(f"decisions must be a positive int, got {decisions!r}")
+    if not 0.0 <= rollout_prob <= 1.0 or not 0.0 <= explore <= 1.0:
+        raise ValueError(f"rollout_prob and explore are probabilities, got {rollout_prob!r} and {explore!r}")
+    venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
+    name = venv.variant.removesuffix("_v0")
+    config = venv.config.to_dict()
+    visible = venv.config.concealed_kong_visible
+    rng = np.random.default_rng(seed)
+    teacher = HeuristicAgent(seed=seed)
+    obs, masks, seats = venv.reset()
+    columns: dict[str, list[Any]] = {
+        k: [] for k in ("planes", "scalars", "analysis", "masks", "actions", "kinds", "games", "candidates", "qvalues")
+    }
+    starts: list[float] = []
+    row_seat: list[int] = []
+    open_rows: list[list[int]] = [[] for _ in range(num_envs)]
+    cumulative = np.zeros((num_envs, 4))
+    hand_ids = list(range(num_envs))
+    next_hand = num_envs
+    returns: dict[int, float] = {}
+    rows = 0
+    analysis_buffer = np.zeros((len(ANALYSIS_CHANNELS), NUM_KINDS), np.float32)
+    while rows < decisions:
+        actions = np.zeros(num_envs, np.int64)
+        views = venv.views()
+        for i in range(num_envs):
+            mask = masks[i]
+            info = {"view": views[i], "variant": name, "config": config}
+            label = teacher.act({"action_mask": mask}, info)
+            actions[i] = label
+            if int(mask.sum()) > 1:
+                row = len(starts)
+                columns["planes"].append(obs[i, :TILE_ROWS].astype(np.uint8))
+                columns["scalars"].append(obs[i, TILE_ROWS:].reshape(-1).copy())
+                if analysis:
+                    analysis_planes(views[i], name, config, mask, analysis_buffer)
+                    columns["analysis"].append(analysis_buffer.astype(np.float16))
+                columns["masks"].append(mask.astype(bool))
+                columns["actions"].append(label)
+                columns["kinds"].append(decision_kind(mask, label))
+                columns["games"].append(hand_ids[i])
+                candidates = np.full(MAX_CANDIDATES, -1, np.int16)
+                qvalues = np.full(MAX_CANDIDATES, np.nan, np.float32)
+                if rollout_prob and rng.random() < rollout_prob:
+                    found = decision_candidates(views[i], name, config, mask)[:MAX_CANDIDATES]
+                    seat = int(seats[i])
+                    for k, candidate in enumerate(found):
+                        clone = clone_game(venv.games[i])
+                        clone.step(candidate)
+                        gained = np.asarray(clone.rewards, np.float64)
+                        if clone.phase != Phase.OVER:
+                            gained = gained + play_out(clone, teacher, name, config, visible)
+                        candidates[k] = candidate
+                        qvalues[k] = gained[seat]
+                columns["candidates"].append(candidates)
+                columns["qvalues"].append(qvalues)
+                starts.append(float(cumulative[i, seats[i]]))
+                row_seat.append(int(seats[i]))
+                open_rows[i].append(row)
+                rows += 1
+            if explore and rng.random() < explore:
+                actions[i] = int(rng.choice(np.flatnonzero(mask)))
+        obs, masks, seats, rewards, dones, infos = venv.step(actions)
+        cumulative += rewards
+        for i, info in enumerate(infos):
+            if "result" in info:  # the hand ended at this step: its rows get their returns
+                for row in open_rows[i]:
+                    returns[row] = float(cumulative[i, row_seat[row]]) - starts[row]
+                open_rows[i] = []
+                cumulative[i] = 0.0
+                hand_ids[i] = next_hand
+                next_hand += 1
+        if progress is not None:
+            progress(num_envs)
+    keep = np.array(sorted(returns), np.int64)  # rows of hands that ended; the rest are dropped
+    out = {
+        "planes": np.stack(columns["planes"])[keep],
+        "scalars": np.stack(columns["scalars"])[keep],
+        "masks": np.stack(columns["masks"])[keep],
+        "actions": np.asarray(columns["actions"], np.int64)[keep],
+        "kinds": np.asarray(columns["kinds"], np.int8)[keep],
+        "returns": np.asarray([returns[r] for r in keep.tolist()], np.float32),
+        "games": np.asarray(columns["games"], np.int64)[keep],
+        "candidates": np.stack(columns["candidates"])[keep],
+        "qvalues": np.stack(columns["qvalues"])[keep],
+    }
+    if analysis:
+        out["analysis"] = np.stack(columns["analysis"])[keep]
+    return out
+
+
+def _worker(job: tuple[str, int, int, float, float, int, dict[str, Any]]) -> dict[str, np.ndarray]:
+    variant, decisions, seed, rollout_prob, explore, num_envs, rules = job
+    return paired_dataset(variant, decisions, seed, num_envs=num_envs, rollout_prob=rollout_prob, explore=explore, **rules)
+
+
+def generate(
+    variant: str, decisions: int, seed: int, workers: int = 1, rollout_prob: float = 0.3, explore: float = 0.05,
+    num_envs: int = 16, **rule_overrides: Any,
+) -> dict[str, np.ndarray]:
+    """`paired_dataset` split over ``workers`` processes (seeds ``seed * 1000 + w``), merged;
+    hand ids are made unique across workers."""
+    if workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    share = -(-decisions // workers)
+    jobs = [(variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, rule_overrides) for w in range(workers)]
+    if workers == 1:
+        parts = [_worker(jobs[0])]
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            parts = pool.map(_worker, jobs)
+    offset = 0
+    for part in parts:
+        part["games"] = part["games"] + offset
+        offset = int(part["games"].max()) + 1 if len(part["games"]) else offset
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description="Generate behaviour-cloning rows with paired rollouts (training.paired)")
+    parser.add_argument("--variant", default="changchun", choices=["xinjiang", "changchun"])
+    parser.add_argument("--decisions", type=int, default=250_000, help="rows to generate (decisions with a choice)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="processes")
+    parser.add_argument("--rollout-prob", type=float, default=0.3, help="share of candidate decisions rolled out")
+    parser.add_argument("--explore", type=float, default=0.05, help="share of decisions played at random")
+    parser.add_argument("--out", required=True, help="output .npz")
+    args = parser.parse_args(argv)
+    if args.decisions < 1 or args.workers < 1:
+        parser.error("--decisions and --workers must be positive ints")
+    start = time.time()
+    data = generate(args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore)
+    np.savez(args.out, **data)
+    rolled = int((~np.isnan(data["qvalues"][:, 0])).sum())
+    print(f"{len(data['actions'])} rows, {rolled} with rollouts, {time.time() - start:.0f} s -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
