@@ -7,6 +7,7 @@ binds a rule set to it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, ClassVar
 
@@ -20,11 +21,12 @@ from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_state
 from mahjong_env.rules.base import make_config
+from mahjong_env.rules.xinjiang import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
 from mahjong_env.view import render_text, table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
-__all__ = ["MahjongEnv", "make_env_factory", "validate_deal"]
+__all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "validate_dice", "validate_silver"]
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _SEAT = {name: i for i, name in enumerate(AGENTS)}
@@ -56,6 +58,51 @@ def validate_deal(hands: Any, wall: Any, dealer: int | None) -> tuple[list[list[
             f"missing {format_tiles(missing) or 'nothing'}, extra {format_tiles(extra) or 'nothing'}"
         )
     return parsed, wall_tiles, fourteen[0]
+
+
+def _integer(value: Any, name: str) -> int:
+    """``value`` as a Python int: Python and numpy integers pass, bools, floats and the rest
+    raise ValueError naming ``name``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    return int(value)
+
+
+def action_int(action: Any) -> int:
+    """An action id as a Python int: a Python or numpy integer (or a 0-d integer array);
+    bools, floats, strings and the rest raise ValueError (range is the legality check's)."""
+    return _integer(action, "action")
+
+
+def validate_dice(dice: Any, count: int, name: str) -> list[int]:
+    """A list of forced dice sums of ``count`` dice each (2-12 with two, 1-6 with one)."""
+    low, high = (1, 6) if count == 1 else (2, 12)
+    message = f"{name} must be a list of dice sums in {low}..{high}, got {dice!r}"
+    if not isinstance(dice, (list, tuple)):
+        raise ValueError(message)
+    out = []
+    for d in dice:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not low <= d <= high:
+            raise ValueError(message)
+        out.append(int(d))
+    return out
+
+
+def validate_silver(silver: Any) -> list[float]:
+    """Four finite, non-negative starting silver amounts (reset option ``silver``, X7)."""
+    message = f"options['silver'] must be four finite numbers in 0..{MAX_SILVER:g}, got {silver!r}"
+    if not isinstance(silver, (list, tuple)) or len(silver) != 4:
+        raise ValueError(message)
+    out = []
+    for x in silver:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise ValueError(message)
+        if not math.isfinite(float(x)) or not 0 <= float(x) <= MAX_SILVER:
+            raise ValueError(message)
+        out.append(float(x))
+    return out
 
 
 class MahjongEnv(AECEnv):
@@ -103,6 +150,7 @@ class MahjongEnv(AECEnv):
         self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)
+        self._custom_silver: list[float] | None = None
 
     # ------------------------------------------------------------------ spaces
 
@@ -115,18 +163,24 @@ class MahjongEnv(AECEnv):
     # ------------------------------------------------------------------ reset
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new episode. Every option is checked before anything changes (API.md
+        "Reset options"): a bad one raises ValueError and leaves the env as it was."""
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
         unknown = sorted(set(options) - _RESET_KEYS)
         if unknown:
             warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {sorted(_RESET_KEYS)}", stacklevel=2)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        seed = _integer(seed, "seed")
+        if seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        seed = int(seed)
         dealer = options.get("dealer")
-        if dealer is not None and dealer not in (0, 1, 2, 3):
-            raise ValueError(f"options['dealer'] must be a seat 0-3, got {dealer!r}")
+        if dealer is not None:
+            dealer = _integer(dealer, "options['dealer']")
+            if dealer not in (0, 1, 2, 3):
+                raise ValueError(f"options['dealer'] must be a seat 0-3, got {dealer!r}")
         custom = None
         if ("hands" in options) != ("wall" in options):
             raise ValueError("options['hands'] and options['wall'] must be given together")
@@ -135,30 +189,21 @@ class MahjongEnv(AECEnv):
             dealer = custom[2]
         dice = options.get("dice")
         if dice is not None:
-            low, high = (1, 6) if self.config_dice() == 1 else (2, 12)
-            if not isinstance(dice, (list, tuple)) or not all(
-                isinstance(d, int) and not isinstance(d, bool) and low <= d <= high for d in dice
-            ):
-                raise ValueError(f"options['dice'] must be a list of dice sums in {low}..{high}, got {dice!r}")
-        silver = options.get("silver")
-        default_silver = float(getattr(self.config, "starting_silver", 0.0))
-        if silver is None:
-            silver = [default_silver] * 4
-        elif not isinstance(silver, (list, tuple)) or len(silver) != 4 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in silver
-        ):
-            raise ValueError(f"options['silver'] must be four numbers, got {silver!r}")
+            dice = validate_dice(dice, self.config_dice(), "options['dice']")
+        custom_silver = None if options.get("silver") is None else validate_silver(options["silver"])
+        silver = custom_silver or [float(getattr(self.config, "starting_silver", 0.0))] * 4
         # everything is valid: only now does the env change
         self._action_space.seed(seed)
         if dealer is None:
             dealer = first_dealer(seed)
         game = self.game
-        game.start_match(seed, dealer, list(silver))
+        game.start_match(seed, dealer, silver)
+        self._custom_silver = custom_silver
         if custom is not None:
             hands, wall = custom[0], custom[1]
         else:
             hands, wall = shuffled_deal(seed, 0, dealer)
-        game.start_hand(hands, wall, list(dice) if dice is not None else None)
+        game.start_hand(hands, wall, dice)
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
@@ -180,17 +225,19 @@ class MahjongEnv(AECEnv):
             return
         game = self.game
         seat = _SEAT[agent]
-        action = int(action) if action is not None else -1
+        action = -1 if action is None else action_int(action)
+        legal = game.legal_actions()
+        if action not in legal and self.illegal_action == "raise":
+            # checked before anything changes: a rejected call leaves the env as it was (API.md)
+            names = ", ".join(A.action_name(a) for a in legal)
+            shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
+            raise ValueError(f"illegal action {shown} for {agent}; legal actions: {names}")
         self.infos[agent].pop("result", None)
         self._cumulative_rewards[agent] = 0.0
-        if action not in game.legal_actions():
-            if self.illegal_action == "raise":
-                names = ", ".join(A.action_name(a) for a in game.legal_actions())
-                shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
-                raise ValueError(f"illegal action {shown} for {agent}; legal actions: {names}")
-            game.penalize(seat, action)
-        else:
+        if action in legal:
             game.step(action)
+        else:
+            game.penalize(seat, action)
         rewards = game.rewards
         self.rewards = {a: rewards[i] for i, a in enumerate(AGENTS)}
         if game.result is not None and game.phase == Phase.OVER:
@@ -272,8 +319,12 @@ class MahjongEnv(AECEnv):
     # ------------------------------------------------------------------ records
 
     def record(self) -> dict[str, Any]:
-        """JSON-serialisable record of the episode so far (API.md "Game records")."""
-        return self.game.match_record(self.metadata["name"], self.config.to_dict())
+        """JSON-serialisable record of the episode so far (API.md "Game records"); it also
+        carries ``"silver"`` when the reset option set the starting silver (X7)."""
+        record = self.game.match_record(self.metadata["name"], self.config.to_dict())
+        if self._custom_silver is not None:
+            record["silver"] = list(self._custom_silver)
+        return record
 
 
 def make_env_factory(raw_cls: type) -> Any:

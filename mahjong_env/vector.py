@@ -53,7 +53,7 @@ from mahjong_env.tiles import NUM_KINDS
 from mahjong_env.view import table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
-__all__ = ["VectorMahjong", "RewardAccumulator", "episode_seed", "variant_class", "seat_advantages"]
+__all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "variant_class", "seat_advantages"]
 
 _OBS_SHAPE = (NUM_CHANNELS, NUM_KINDS)
 
@@ -81,6 +81,23 @@ def _check_count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return int(value)
+
+
+def batch_actions(actions: Sequence[int] | np.ndarray, num_envs: int) -> np.ndarray:
+    """One integer action id per game as an ``int64`` array, checked before any game moves:
+    floats, bools, strings and a wrong count raise ValueError (legality is checked after)."""
+    acts = np.asarray(actions)
+    if acts.dtype.kind not in "iu":
+        raise ValueError(
+            f"actions must be integer action ids (an int array or a list of ints), got dtype {acts.dtype} "
+            "(no game was stepped)"
+        )
+    acts = acts.reshape(-1)
+    if acts.shape[0] != num_envs:
+        raise ValueError(f"step needs one action per game ({num_envs}), got {acts.shape[0]} (no game was stepped)")
+    if acts.dtype.kind == "u" and acts.size and int(acts.max()) > np.iinfo(np.int64).max:
+        raise ValueError("actions must be action ids 0-181; got an unsigned value beyond int64 (no game was stepped)")
+    return acts.astype(np.int64, copy=False)
 
 
 class VectorMahjong:
@@ -191,16 +208,14 @@ class VectorMahjong:
         self, actions: Sequence[int] | np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """Apply one action per game; returns ``(obs, masks, seats, rewards, dones, infos)``."""
-        acts = np.asarray(actions).reshape(-1).tolist()
-        if len(acts) != self.num_envs:
-            raise ValueError(f"step needs one action per game ({self.num_envs}), got {len(acts)}")
+        acts = batch_actions(actions, self.num_envs).tolist()
         games = self.games
         illegal = [i for i, (g, a) in enumerate(zip(games, acts)) if a not in g.legal_actions()]
         if illegal and self.illegal_action == "raise":
             i = illegal[0]
             legal = ", ".join(A.action_name(a) for a in games[i].legal_actions())
             a = acts[i]
-            shown = A.action_name(a) if isinstance(a, int) and 0 <= a < A.NUM_ACTIONS else repr(a)
+            shown = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else repr(a)
             raise ValueError(
                 f"game {i}: illegal action {shown} for player_{games[i].actor}; legal actions: {legal} "
                 "(no game was stepped)"

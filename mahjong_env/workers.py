@@ -44,7 +44,7 @@ import numpy as np
 from mahjong_env import actions as A
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
 from mahjong_env.tiles import NUM_KINDS
-from mahjong_env.vector import VectorMahjong
+from mahjong_env.vector import VectorMahjong, batch_actions
 
 __all__ = ["ParallelVectorMahjong"]
 
@@ -286,9 +286,7 @@ class ParallelVectorMahjong:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """Apply one action per game; returns ``(obs, masks, seats, rewards, dones, infos)``."""
         self._check_open()
-        acts = np.asarray(actions).reshape(-1)
-        if acts.shape[0] != self.num_envs:
-            raise ValueError(f"step needs one action per game ({self.num_envs}), got {acts.shape[0]}")
+        acts = batch_actions(actions, self.num_envs)  # integers only, in both illegal_action modes
         if self.illegal_action == "raise":  # check here, so that an illegal action moves no game
             in_range = (acts >= 0) & (acts < A.NUM_ACTIONS)
             legal = in_range.copy()

@@ -9,6 +9,7 @@ points; kongs pay at once (刮风下雨) and are refunded on a drawn hand; silve
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 from mahjong_env import actions as A
@@ -17,7 +18,14 @@ from mahjong_env.engine.state import Context, SeatState
 from mahjong_env.rules.base import RuleConfig, RuleSet
 from mahjong_env.tiles import suit_of
 
-__all__ = ["XinjiangConfig", "XinjiangRules", "register_pattern", "PATTERNS", "WinningHand"]
+__all__ = ["XinjiangConfig", "XinjiangRules", "register_pattern", "PATTERNS", "WinningHand", "MAX_FAN", "MAX_SILVER"]
+
+MAX_FAN = 30
+"""Largest fan value and fan cap (X6): 2^29 points stays exact in a float."""
+MAX_SILVER = 1e12
+"""Largest silver amount a match may start with (X7)."""
+MAX_SILVER_DIVISOR = 10**6
+"""Largest X7 silver divisor."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +111,23 @@ class XinjiangConfig(RuleConfig):
                     f"XinjiangConfig.extra_patterns names {name!r}, which is not registered: "
                     "call mahjong_env.rules.xinjiang.register_pattern(name, fn) first"
                 )
-        if self.fan_cap < 1 or self.silver_divisor < 1 or self.starting_silver < 0:
-            raise ValueError("XinjiangConfig: fan_cap and silver_divisor must be >= 1, starting_silver >= 0")
+        # X6: a hand scores 2^(fan-1) points, so every hand must reach 1 fan and the cap must
+        # keep that finite; X7: silver and the divisor are finite and the base at least 1
+        fan_bounds = [("fan_cap", self.fan_cap, 1)]
+        fan_bounds += [(f"shape_fans[{name!r}]", fan, 1) for name, fan in self.shape_fans]
+        fan_bounds += [(name, getattr(self, name), 0) for name in ("qingyise_fan", "gangshang_fan", "kong_fan")]
+        fan_bounds += [(f"extra_patterns[{name!r}]", fan, 0) for name, fan in self.extra_patterns]
+        for name, value, low in fan_bounds:
+            if not low <= value <= MAX_FAN:
+                raise ValueError(f"XinjiangConfig.{name} must be in {low}..{MAX_FAN}, got {value!r}")
+        if not 1 <= self.silver_divisor <= MAX_SILVER_DIVISOR:
+            raise ValueError(
+                f"XinjiangConfig.silver_divisor must be in 1..{MAX_SILVER_DIVISOR}, got {self.silver_divisor!r}"
+            )
+        if not math.isfinite(self.starting_silver) or not 0 <= self.starting_silver <= MAX_SILVER:
+            raise ValueError(
+                f"XinjiangConfig.starting_silver must be a finite number in 0..{MAX_SILVER:g}, got {self.starting_silver!r}"
+            )
 
 
 class XinjiangRules(RuleSet):
