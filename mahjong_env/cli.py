@@ -2,7 +2,7 @@
 
 ::
 
-    mahjong-env replay FILE [--record K | --deal D [--seating S]] [--hand N] [--seat S] -o hand.html
+    mahjong-env replay FILE [--record K | --deal D [--seating S]] [--hand N] [--seat S] [--title T] -o hand.html
     mahjong-env play [--variant changchun] [--seat 0] [--opponents heuristic] [--seed N]
                      [--hands N] [--save FILE.jsonl]
 
@@ -136,7 +136,7 @@ def _replay(args: argparse.Namespace) -> int:
     suffix = "" if args.seat is None else f"-seat{args.seat}"
     source = Path(args.file)
     out = Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
-    write_replay(record, out, seat=args.seat, hand=args.hand)
+    write_replay(record, out, seat=args.seat, hand=args.hand, title=args.title)
     print(f"wrote {out}")
     return 0
 
@@ -167,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--seat", type=int, default=None, choices=range(4), help="show only this player's view (default: all face up)"
     )
+    replay.add_argument("--title", default=None, help="page title, e.g. the deal and seating (default: variant and hand)")
     replay.add_argument("-o", "--output", default=None, help="the HTML file to write")
     replay.set_defaults(run=_replay)
     play = sub.add_parser("play", help="play one seat in the terminal against agents")
@@ -190,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except (ValueError, OSError) as error:
         print(f"mahjong-env {args.command}: {error}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as error:
+        print(f"mahjong-env {args.command}: {args.file}: not a readable SQLite database ({error})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("", file=sys.stderr)

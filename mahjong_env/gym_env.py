@@ -1,46 +1,51 @@
 """Single-agent Gymnasium view of either variant (API.md "Gymnasium registration").
 
-The learner plays one seat; ``opponents`` play the other three: a policy name that
-``agents.load`` knows (``"random"``, ``"heuristic"``, ``"torch:ckpt.pt"``), an agent object
-with ``act(observation, info)``, or a callable taking the observation dict and returning an
-action id; one for all three seats or a list of three. An episode is one match of
-``num_hands`` hands; the reward of a step is the learner's points change since its previous
-decision (RULES.md R12). An illegal action ends the episode with the learner paying 1 point to
-each opponent (``illegal_action="penalize"``, the default here; ``"raise"`` raises
-ValueError). ``action_masks()`` serves sb3-contrib's MaskablePPO and the mask is
-also in ``info["action_mask"]``.
+The learner plays one seat; ``opponents`` play the other three: a policy name registered in the
+``mahjong_env.policies`` entry-point group (``"random"``, ``"heuristic"``,
+``"torch:ckpt.pt"``, ...: `mahjong_env.policies`; the env package never imports ``agents``), an
+agent object with ``act(observation, info)``, or a callable taking the observation dict and
+returning an action id; one for all three seats or a list of three. Names are checked when the
+env is made. An episode is one match of ``num_hands`` hands; the reward of a step is the
+learner's points change since its previous decision (RULES.md R12). An illegal action ends the
+episode with the learner paying 1 point to each opponent (``illegal_action="penalize"``, the
+default here; ``"raise"`` raises ValueError). ``action_masks()`` serves sb3-contrib's
+MaskablePPO and the mask is also in ``info["action_mask"]``.
+
+Reset always returns a decision of the learner. The opponents act first until the learner must
+decide; if they end the whole episode before that (an opponent's win before the learner's first
+decision: rare, about once in 10^4 Changchun deals), the episode is dealt again with the next
+episode seed drawn from the env's ``np_random`` (so ``reset(seed=s)`` stays deterministic), the
+``hands``/``wall``/``dice`` options dropped since they described the deal that already ended,
+and ``info["redeals"]`` counts how often that happened (0 almost always). Points the learner
+received before its first decision within an episode (kong payments, or an earlier hand of a
+match the opponents finished) are not lost: they are added to the reward of its first step.
 
 Registered ids: ``mahjong_env/Xinjiang-v0`` and ``mahjong_env/Changchun-v0``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import importlib
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from mahjong_env import actions as A
 from mahjong_env.observation import NUM_CHANNELS
+from mahjong_env.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 
-__all__ = ["MahjongGymEnv"]
+__all__ = ["MahjongGymEnv", "MAX_REDEALS"]
 
 _MODULES = {"xinjiang": "mahjong_env.xinjiang_v0", "changchun": "mahjong_env.changchun_v0"}
-
-
-class _CallablePolicy:
-    def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
-        self.fn = fn
-
-    def act(self, observation: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
-        return int(self.fn(observation))
-
-    def reset(self) -> None:
-        return None
+_DEAL_OPTIONS = ("hands", "wall", "dice")
+MAX_REDEALS = 100
+"""Redeals after which `MahjongGymEnv.reset` gives up (RuntimeError): only opponents that always
+end the hand before the learner acts get there."""
 
 
 class MahjongGymEnv(gym.Env):
-    """One learner seat against fixed opponents."""
+    """One learner seat against fixed opponents; see the module docstring."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
@@ -54,25 +59,25 @@ class MahjongGymEnv(gym.Env):
         illegal_action: str = "penalize",
         **rule_overrides: Any,
     ) -> None:
-        import importlib
-
         if variant not in _MODULES:
             raise ValueError(f"variant must be one of {sorted(_MODULES)}, got {variant!r}")
-        if seat != "random" and seat not in (0, 1, 2, 3):
+        if seat != "random" and (isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or seat not in (0, 1, 2, 3)):
             raise ValueError(f"seat must be 0-3 or 'random', got {seat!r}")
+        self._opponent_specs = self._check_opponents(opponents)
         module = importlib.import_module(_MODULES[variant])
         self.aec = module.raw_env(
             num_hands=num_hands, render_mode=render_mode, illegal_action=illegal_action, **rule_overrides
         )
         self.variant = variant
         self.render_mode = render_mode
-        self.seat_choice = seat
-        self._opponent_specs = self._check_opponents(opponents)
+        self.seat_choice = seat if seat == "random" else int(seat)
         self.observation_space = gym.spaces.Box(0.0, 1e4, (NUM_CHANNELS, 34), np.float32)
         self.action_space = gym.spaces.Discrete(A.NUM_ACTIONS)
         self.opponents: dict[str, Any] = {}
         self.learner = "player_0"
         self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._carried = 0.0
+        self._redeals = 0
 
     @staticmethod
     def _check_opponents(opponents: Any) -> list[Any]:
@@ -80,52 +85,63 @@ class MahjongGymEnv(gym.Env):
         if len(specs) != 3:
             raise ValueError(f"opponents must be one policy or a list of three, got {len(specs)}")
         for spec in specs:
-            if not (isinstance(spec, str) or callable(spec) or callable(getattr(spec, "act", None))):
+            if isinstance(spec, str):
+                check_policy_spec(spec)
+            elif not (callable(spec) or callable(getattr(spec, "act", None))):
                 raise ValueError(f"opponent {spec!r} is not a policy name, an agent or a callable")
         return specs
 
     def _build_opponents(self, seed: int) -> None:
-        import agents
-
         seats = [a for a in self.aec.possible_agents if a != self.learner]
         self.opponents = {}
         for i, (agent, spec) in enumerate(zip(seats, self._opponent_specs)):
             if isinstance(spec, str):
-                policy = agents.load(spec, seed=seed * 4 + i)
+                policy = build_policy(spec, seed * 4 + i)
             elif callable(getattr(spec, "act", None)):
                 policy = spec
             else:
-                policy = _CallablePolicy(spec)
+                policy = CallablePolicy(spec)
             self.opponents[agent] = policy
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(2**31))
-        if self.seat_choice == "random":
-            self.learner = f"player_{int(self.np_random.integers(4))}"
-        else:
-            self.learner = f"player_{self.seat_choice}"
-        self._build_opponents(episode_seed)
-        for policy in self.opponents.values():
-            policy.reset()
-        self.aec.reset(seed=episode_seed, options=options)
-        reward, done = self._play_opponents()
-        return self._observe(reward, done)[0], self._info()
+        self._redeals = 0
+        while True:
+            episode_seed = int(self.np_random.integers(2**31))
+            if self.seat_choice == "random":
+                self.learner = f"player_{int(self.np_random.integers(4))}"
+            else:
+                self.learner = f"player_{self.seat_choice}"
+            self._build_opponents(episode_seed)
+            for policy in self.opponents.values():
+                reset = getattr(policy, "reset", None)
+                if callable(reset):
+                    reset()
+            self.aec.reset(seed=episode_seed, options=options)
+            self._carried, done = self._play_opponents()
+            if not done:
+                break
+            if self._redeals >= MAX_REDEALS:
+                raise RuntimeError(
+                    f"the opponents ended {MAX_REDEALS + 1} episodes in a row before the learner's first decision"
+                )
+            self._redeals += 1
+            if options:
+                options = {k: v for k, v in options.items() if k not in _DEAL_OPTIONS}
+        return self._observe(0.0, False)[0], self._info()
 
     def _play_opponents(self) -> tuple[float, bool]:
-        """Let the opponents act until the learner must decide or the episode ends."""
+        """Let the opponents act until the learner must decide or the episode ends; returns the
+        learner's points since its last decision and whether the episode ended."""
         aec = self.aec
-        from agents.base import agent_info
-
-        while aec.agents:
+        while True:
             agent = aec.agent_selection
             if aec.terminations[agent] or aec.truncations[agent]:
                 return aec._cumulative_rewards.get(self.learner, 0.0), True
             if agent == self.learner:
                 return aec._cumulative_rewards[self.learner], False
             observation = aec.observe(agent)
-            aec.step(self.opponents[agent].act(observation, agent_info(aec, agent)))
-        return 0.0, True
+            aec.step(self.opponents[agent].act(observation, decision_info(aec, agent)))
 
     def _observe(self, reward: float, done: bool) -> tuple[np.ndarray, float, bool]:
         obs = self.aec.observe(self.learner)
@@ -136,15 +152,19 @@ class MahjongGymEnv(gym.Env):
         info = dict(self.aec.infos.get(self.learner, {}))
         info["action_mask"] = self._mask
         info["seat"] = int(self.learner[-1])
+        info["redeals"] = self._redeals
         return info
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         aec = self.aec
-        if not aec.agents or aec.agent_selection != self.learner:
+        if not aec.agents or aec.terminations[self.learner] or aec.agent_selection != self.learner:
             raise RuntimeError("step() called after the episode ended: call reset()")
-        aec.step(int(action))
-        # the AEC env accumulates the learner's points from its own step to its next decision
+        aec.step(action.item() if isinstance(action, np.ndarray) and action.size == 1 else action)
+        # the AEC env accumulates the learner's points from its own step to its next decision;
+        # what it got before its first decision (kept at reset) goes to this first step
         reward, done = self._play_opponents()
+        reward += self._carried
+        self._carried = 0.0
         obs, _, _ = self._observe(reward, done)
         return obs, float(reward), done, False, self._info()
 

@@ -34,11 +34,11 @@ from typing import Any
 
 from mahjong_env import actions as A
 from mahjong_env.engine.state import Phase
-from mahjong_env.records import replay_hand, variant_rules
+from mahjong_env.records import check_record, replay_match
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
 from mahjong_env.view import table_view
 
-__all__ = ["Narrator", "describe_result", "replay_frames", "replay_html", "write_replay", "FAN_TERMS"]
+__all__ = ["Narrator", "describe_result", "fan_cap_note", "replay_frames", "replay_html", "write_replay", "FAN_TERMS"]
 
 FAN_TERMS: dict[str, tuple[str, str]] = {
     "pinghu": ("平胡", "basic win"),
@@ -276,12 +276,13 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
     """
     if seat is not None and (isinstance(seat, bool) or seat not in (0, 1, 2, 3)):
         raise ValueError(f"seat must be None (the full table, face up) or a seat 0-3, got {seat!r}")
-    hands = record.get("hands") or []
+    rules = check_record(record)
+    hands = record["hands"]
     if isinstance(hand, bool) or not isinstance(hand, int) or not 0 <= hand < len(hands):
         raise ValueError(f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {hand!r}")
     config = dict(record.get("config", {}))
-    rules = variant_rules(record["variant"], config)
     ckv = bool(rules.config.concealed_kong_visible)
+    start: dict[str, Any] = {}
     narrator = Narrator(seat, ckv)
     frames: list[dict[str, Any]] = []
     pending: list[str] = []
@@ -291,6 +292,10 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
         if action is None:
             narrator.start(game)
             pending.append(f"deal: {_player(game.dealer)} is the dealer (庄)")
+            start["scores"] = list(game.scores)
+            if rules.name == "xinjiang":  # X7: the hand's base and silver, carried over the match
+                start["base"] = game.base
+                start["silver"] = list(game.silver)
         else:
             pending.extend(narrator.step(game, action[0], action[1]))
             if narrator.public_actor is not None:
@@ -311,7 +316,7 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
         pending.clear()
         actor[0] = None
 
-    replay_hand(rules, int(record.get("seed", 0)), hand, hands[hand], on_step)
+    game = replay_match(record, hand, on_step)[0]
     if pending and frames:
         frames[-1]["text"].extend(pending)
     meta: dict[str, Any] = {
@@ -323,10 +328,11 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
         "config": config,
         "finished": hands[hand].get("result") is not None,
         "uses_bao": bool(getattr(rules, "uses_bao", False)),
+        "start": start,
+        "fan_note": fan_cap_note(game.result, rules.config) if game.result is not None else None,
     }
-    players = record.get("players") or record.get("agents")
-    if isinstance(players, (list, tuple)) and len(players) == 4:
-        meta["players"] = [str(p) for p in players]
+    if record.get("players") is not None:
+        meta["players"] = list(record["players"])
     if seat is None:
         meta["seed"] = record.get("seed")
     return {"meta": meta, "frames": frames, "terms": _terms()}
@@ -336,27 +342,70 @@ def _terms() -> dict[str, Any]:
     return {"fans": FAN_TERMS, "methods": METHOD_TERMS, "melds": MELD_TERMS, "reasons": REASON_TERMS}
 
 
-def replay_html(record: dict[str, Any], seat: int | None = None, hand: int = 0) -> str:
-    """The self-contained HTML page replaying hand ``hand`` of ``record`` (see the module doc)."""
+def _check_players(players: Any) -> list[str] | None:
+    if players is None:
+        return None
+    if not isinstance(players, (list, tuple)) or len(players) != 4 or not all(isinstance(p, str) for p in players):
+        raise ValueError(f"players must be four names by seat, got {players!r}")
+    return list(players)
+
+
+def replay_html(
+    record: dict[str, Any],
+    seat: int | None = None,
+    hand: int = 0,
+    title: str | None = None,
+    players: list[str] | None = None,
+) -> str:
+    """The self-contained HTML page replaying hand ``hand`` of ``record`` (see the module doc).
+
+    ``title`` (e.g. a tournament's ``"deal 3, seating 1: A vs B vs C vs D"``) heads the page
+    and names the browser tab; by default the variant, hand and mode. ``players`` (four names
+    by seat) overrides the record's optional ``"players"``; the names are shown on every seat."""
+    if title is not None and not isinstance(title, str):
+        raise ValueError(f"title must be a string, got {title!r}")
+    names = _check_players(players)
+    if names is not None:
+        record = dict(record, players=names)
     data = replay_frames(record, seat, hand)
     meta = data["meta"]
     who = "full table, face up" if seat is None else f"{_player(seat)}'s view"
-    title = f"{meta['variant']} hand {hand}: {who}"
+    heading = f"{meta['variant']} hand {hand}: {who}"
+    if title is not None:
+        heading = f"{title} · hand {hand}: {who}"
+    meta["title"] = heading
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (
-        _PAGE.replace("%TITLE%", html.escape(title))
+        _PAGE.replace("%TITLE%", html.escape(heading))
         .replace("%CSS%", _CSS)
         .replace("%JS%", _JS)
         .replace("%DATA%", payload)
     )
 
 
-def write_replay(record: dict[str, Any], path: str | Path, seat: int | None = None, hand: int = 0) -> Path:
+def write_replay(
+    record: dict[str, Any],
+    path: str | Path,
+    seat: int | None = None,
+    hand: int = 0,
+    title: str | None = None,
+    players: list[str] | None = None,
+) -> Path:
     """Write `replay_html` of ``record`` to ``path`` (UTF-8); returns the path."""
     path = Path(path)
-    path.write_text(replay_html(record, seat, hand), encoding="utf-8")
+    path.write_text(replay_html(record, seat, hand, title, players), encoding="utf-8")
     return path
+
+
+def fan_cap_note(result: dict[str, Any], config: Any) -> str | None:
+    """``"capped at 6 fan (the fans add up to 8)"`` when the fan cap lowered ``total_fan``
+    (X6, C10), else None."""
+    cap = getattr(config, "fan_cap", None)
+    added = sum(value for _, value in result.get("fans") or [])
+    if cap is None or result.get("outcome") != "win" or result.get("total_fan") != cap or added <= cap:
+        return None
+    return f"capped at {cap} fan (the fans add up to {added})"
 
 
 _PAGE = """<!DOCTYPE html>
@@ -512,6 +561,10 @@ function renderMeta() {
   const parts = [META.variant, "hand " + META.hand + " of " + META.num_hands, "dealer 庄 player_" + META.dealer,
     META.seat === null ? "mode: full table, every hand face up" : "mode: player_" + META.seat + "'s view (others face down)"];
   if (META.seed !== undefined && META.seed !== null) parts.push("seed " + META.seed);
+  if (META.start && META.start.base !== undefined) parts.push("base 底 " + META.start.base);
+  if (META.start && META.start.silver) parts.push("silver 银 at the start " + META.start.silver.map(String).join(" / "));
+  if (META.hand > 0 && META.start && META.start.scores) parts.push("scores before this hand " + META.start.scores.map(fmt).join(" / "));
+  if (META.players) parts.push("players " + META.players.map((name, s) => "p" + s + " " + name).join(", "));
   if (!META.finished) parts.push("hand not finished in the record");
   document.getElementById("meta").textContent = parts.join(" · ");
 }
@@ -609,7 +662,8 @@ function renderSettlement(frame) {
   summary.dataset.winner = r.winner === null ? "" : String(r.winner);
   if (r.outcome === "win") {
     summary.textContent = "winner " + player(r.winner) + ": " + term("methods", r.method) +
-      (r.tile ? " on " + r.tile + " " + chinese(r.tile) : "") + " · total fan 番 " + r.total_fan;
+      (r.tile ? " on " + r.tile + " " + chinese(r.tile) : "") + " · total fan 番 " + r.total_fan +
+      (META.fan_note ? " (" + META.fan_note + ")" : "");
   } else if (r.outcome === "draw") summary.textContent = "exhaustive draw 荒庄: no winner";
   else summary.textContent = "outcome " + r.outcome;
   box.appendChild(summary);
