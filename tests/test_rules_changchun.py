@@ -1551,3 +1551,22 @@ def test_c8_put_back_goes_to_the_tail_end_when_head_draws_passed_the_slot():
     wall.put_back()
     assert wall.gap is None and wall.live_tiles() == parse_tiles("4m5m6m2m")
     assert wall.draw_tail() == tile_index("2m")
+
+
+def test_c14_final_draw_of_the_seen_bao_is_a_bao_win():
+    # C14 final_draws with C8 摸宝: player_1 (ready, bao 8m seen) makes the fourth final draw
+    # (index 68) and draws an 8m: win (bao_draw) or pass, no discard
+    hands = [C7_P0, C8_WAIT_1Z_4Z, IDLE[0], IDLE[2]]
+    env = cc(hands, wall=wall_with(hands, "9p", "", {indicator_index(5): "8m", 68: "8m"}), dice=[5], final_draws=4)
+    act(env, "player_0: discard 9m")
+    play(env, "player_1: ready 9p", "player_1: view_bao")
+    assert view(env, 1)["bao"] == "8m"
+    for _ in range(400):
+        if phase(env) == "fenzhang" or all(env.terminations.values()):
+            break
+        step_on(env)
+    assert env.agent_selection == "player_1" and view(env, 1)["drawn"] == "8m"
+    assert legal(env) == {"win", "pass"} and view(env, 1)["wall_remaining"] == 13  # the indicator set aside
+    act(env, "player_1: win")
+    res = result(env)
+    assert res["method"] == "bao_draw" and fans(res) == {"pinghu": 1, "zimo": 1, "mobao": 2, "lihu": 1}
