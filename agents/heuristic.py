@@ -40,7 +40,7 @@ import numpy as np
 from agents.base import Agent
 from mahjong_env import actions as A
 from mahjong_env.features import PlayerAnalysis
-from mahjong_env.rules.changchun import SPECIAL_GROUPS
+from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
 
 __all__ = ["HeuristicAgent"]
 
@@ -122,7 +122,7 @@ class HeuristicAgent(Agent):
                     return action
             elif action in A.SPECIAL_DECLARATIONS:
                 kind = A.action_name(action)
-                tiles = SPECIAL_GROUPS[kind]
+                tiles = s.declaration(kind)
                 after = s.effective_without(tiles, s.melds.plus(tiles, True))
                 now = best_e if len(tiles) == 4 else s.effective(s.counts, s.melds)
                 if after <= now:
@@ -149,6 +149,15 @@ class HeuristicAgent(Agent):
 class _Situation(PlayerAnalysis):
     """One decision's analysis (`mahjong_env.features.PlayerAnalysis`) plus the heuristic's
     ready-kong and claim rules."""
+
+    def declaration(self, kind: str) -> tuple[int, ...]:
+        """The tiles a legal special declaration takes (C5; C14 three winds and 1s stand-ins as
+        the rule fields say)."""
+        config = self.config
+        tiles = declaration_tiles(
+            kind, self.counts, three_winds=bool(config.get("xuanfeng_three_winds")), yaoji=bool(config.get("yaoji_wild"))
+        )
+        return tuple(tiles) if tiles is not None else tuple(t for t in SPECIAL_GROUPS[kind] if self.counts[t])
 
     def kong_keeps_ready(self, action: int) -> bool:
         """Whether a ready player's kong leaves the hand ready (X5: else it becomes 相公)."""

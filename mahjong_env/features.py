@@ -185,6 +185,7 @@ class PlayerAnalysis:
     def __init__(self, view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None = None) -> None:
         seat = view["seat"]
         config = config or {}
+        self.config = config
         self.view = view
         self.variant = variant
         self.changchun = variant == "changchun"

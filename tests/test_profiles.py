@@ -247,18 +247,9 @@ def test_mil2024_hidden_information_with_the_c14_masks():
     assert all(total.values()), total
 
 
-_HEURISTIC_C14_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="agents/heuristic.py judges a special declaration by SPECIAL_GROUPS' fixed tiles, not the tiles "
-    "C14 xuanfeng_three_winds / yaoji_wild take (mahjong_env.rules.changchun.declaration_tiles); remove this "
-    "mark with the fix",
-)
-
-
 @pytest.mark.parametrize(
     "variant,profile",
-    [("xinjiang", "seed"), ("changchun", "seed"), pytest.param("changchun", "mil2024", marks=_HEURISTIC_C14_BUG)],
+    [("xinjiang", "seed"), ("changchun", "seed"), ("changchun", "mil2024")],
 )
 def test_heuristic_plays_legally_under_every_profile(variant, profile):
     module = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}[variant]
