@@ -19,7 +19,7 @@ from pettingzoo.utils import wrappers
 from mahjong_env import actions as A
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
-from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_state
+from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_state, observation_box, state_box
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.xinjiang import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
@@ -140,13 +140,13 @@ class MahjongEnv(AECEnv):
         self._action_space = spaces.Discrete(A.NUM_ACTIONS)
         self._observation_space = spaces.Dict(
             {
-                "observation": spaces.Box(-np.inf, np.inf, (NUM_CHANNELS, NUM_KINDS), np.float32),
+                "observation": observation_box(),
                 "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
             }
         )
         self.action_spaces = {a: self._action_space for a in AGENTS}
         self.observation_spaces = {a: self._observation_space for a in AGENTS}
-        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_SIZE,), np.float32)
+        self.state_space = state_box()
         self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)

@@ -32,7 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 from mahjong_env import actions as A
-from mahjong_env.observation import NUM_CHANNELS
+from mahjong_env.observation import observation_box
 from mahjong_env.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 
 __all__ = ["MahjongGymEnv", "MAX_REDEALS"]
@@ -71,7 +71,7 @@ class MahjongGymEnv(gym.Env):
         self.variant = variant
         self.render_mode = render_mode
         self.seat_choice = seat if seat == "random" else int(seat)
-        self.observation_space = gym.spaces.Box(0.0, 1e4, (NUM_CHANNELS, 34), np.float32)
+        self.observation_space = observation_box()
         self.action_space = gym.spaces.Discrete(A.NUM_ACTIONS)
         self.opponents: dict[str, Any] = {}
         self.learner = "player_0"

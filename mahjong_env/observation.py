@@ -1,4 +1,5 @@
-"""Observation encoding: fixed-shape feature planes over the 34 tile kinds (RULES.md R13).
+"""Observation encoding: fixed-shape feature planes over the 34 tile kinds (RULES.md R13), and
+the privileged ``state()`` vector.
 
 The observation of seat ``o`` is a ``float32`` array of shape ``(NUM_CHANNELS, 34)``. Seats are
 relative to the observer, ``r = (seat - o) mod 4``: 0 self, 1 next player 下家, 2 opposite,
@@ -6,12 +7,21 @@ relative to the observer, ``r = (seat - o) mod 4``: 0 self, 1 next player 下家
 see. Public planes are kept per table in absolute seats and updated incrementally from the
 discard history and melds; each call copies them rotated into one preallocated buffer.
 
-Channels (``CHANNELS`` names every one):
+Every layout is declared once, as ``(name, size)`` pieces (`Piece`, `Layout`): the rows of the
+observation (`OBSERVATION_LAYOUT`, names in `CHANNELS`), the scalar slots of its last three rows
+(`SCALAR_LAYOUT`, names in `SCALARS`) and the state vector (`STATE_LAYOUT`, names in
+`STATE_NAMES`). Names, offsets and the spaces' bounds (`observation_box`, `state_box`) are
+derived from them, and the encoder writes every slot through a named offset.
+``SCALARS[i]`` names scalar slot ``i``, read as ``obs[NUM_CHANNELS - 3:].reshape(-1)[i]``, or by
+name with ``scalar(obs, "ready_1")``. Slots named ``unused_<i>`` are always 0: they keep the
+positions the shipped checkpoints were trained on.
+
+Rows (``CHANNELS`` names every one):
 
 | rows    | content                                                                        |
 |---------|--------------------------------------------------------------------------------|
 | 0–3     | own concealed tiles, thermometer: count ≥ 1, ≥ 2, ≥ 3, = 4                      |
-| 4       | own drawn tile (one-hot)                                                       |
+| 4       | own drawn tile (one-hot), while this seat decides its turn                     |
 | 5       | own 过手胡 kinds (R8: may not win on them by a claim until the next draw)        |
 | 6       | own winning tiles as fixed at the ready declaration                            |
 | 7       | the bao's kind, only once this seat has viewed the current bao (C8)            |
@@ -24,118 +34,342 @@ Channels (``CHANNELS`` names every one):
 | 9 + 31r + 5 | seat r: its river, tiles still lying there (counts)                         |
 | 9 + 31r + 6 | seat r: its discards that were claimed (counts)                             |
 | 9 + 31r + 7…30 | seat r: its discards in order, one-hot, slot i = i-th discard (first 24)  |
-| 133     | the tile under claim or robbing (one-hot)                                       |
+| 133     | the tile under claim or robbing (one-hot), only to the player asked            |
 | 134     | the last discard (one-hot)                                                      |
 | 135     | tiles visible to this seat (own hand, all public melds, rivers, seen bao)      |
-| 136–138 | scalars, row-major (see ``SCALARS``)                                            |
+| 136–138 | scalars, row-major (``SCALARS``)                                                |
+
+Scalars (``r`` a relative seat; "/k" means the value is divided by k):
+
+| slots   | names                          | content                                               |
+|---------|--------------------------------|-------------------------------------------------------|
+| 0–6     | ``phase_<name>``               | phase one-hot; another player's private decision shows as ``turn`` (R13) |
+| 7       | ``unused_7``                   | always 0                                              |
+| 8–10    | ``claim_from_<r>``, r = 1..3   | seat whose tile is under claim or robbing (only to the player asked) |
+| 11–13   | ``window_<kind>``              | that window's kind: discard, added_kong, special_add |
+| 14–17   | ``dealer_<r>``                 | the dealer                                            |
+| 18–21   | ``ready_<r>``                  | ready 听 flags                                         |
+| 22–25   | ``xianggong_<r>``              | 相公 flags (X5)                                        |
+| 26–29   | ``concealed_count_<r>/14``     | concealed tile counts                                 |
+| 30, 31  | ``wall_remaining/100``, ``hand_index/16`` |                                            |
+| 32, 33  | ``bao_seen``, ``bao_active``   | this seat has seen the current bao; a bao is set aside |
+| 34–37   | ``unused_34`` … ``unused_37``  | always 0                                              |
+| 38–41   | ``score_gain_<r>/64``          | max(points so far, 0)                                 |
+| 42, 43  | ``bao_rolls/6``, ``last_dice/12`` |                                                    |
+| 44–47   | ``first_turn_<r>``             | before the seat's first discard (C5)                  |
+| 48–51   | ``context_<how>``              | how the mover got its tile: deal, draw, replacement, claim (own turn only) |
+| 52      | ``duibao_passed``              | this seat passed 对宝 on the current bao (C8)           |
+| 53–68   | ``special_<kind>_<r>``         | declared special groups, 4 per seat (winds, dragons, ones, nines) |
+| 69–72   | ``concealed_kongs_<r>/4``      | concealed kongs made                                  |
+| 73–76   | ``silver_<r>/3500``            | silver (X7), 0 when negative                          |
+| 77–80   | ``kongs_made_<r>/4``           | kongs made this hand                                  |
+| 81      | ``tail_draws/8``               | replacement draws this hand                           |
+| 82      | ``hidden_kong_count/4``        | other seats' concealed kongs whose tiles are hidden (R7) |
+| 83–86   | ``score_loss_<r>/64``          | max(−points so far, 0)                                |
+| 87–101  | ``unused_87`` … ``unused_101`` | always 0                                              |
+
+Optional blocks of rows can be appended after these (`observation_layout` with extra pieces);
+the encoder here fills the first ``NUM_CHANNELS`` rows and leaves the others to their own
+encoder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from mahjong_env.engine.state import Phase
+from mahjong_env.engine.state import PHASE_NAMES, Phase
+from mahjong_env.tiles import NUM_KINDS, TILE_NAMES
 
 __all__ = [
-    "NUM_CHANNELS",
     "CHANNELS",
-    "SCALARS",
-    "ObservationEncoder",
-    "encode_batch",
+    "NUM_CHANNELS",
+    "OBSERVATION_LAYOUT",
     "RIVER_SLOTS",
+    "SCALARS",
+    "SCALAR_LAYOUT",
+    "STATE_LAYOUT",
+    "STATE_NAMES",
     "STATE_SIZE",
+    "UNBOUNDED",
+    "Layout",
+    "ObservationEncoder",
+    "Piece",
+    "encode_batch",
     "encode_state",
+    "observation_box",
+    "observation_layout",
+    "scalar",
+    "state_box",
 ]
 
+UNBOUNDED = 1e4
+"""Bound of the slots that have no natural maximum (points, silver, hand index, roll and draw
+counts, all scaled): finite so that gymnasium's checker accepts the Box; no reachable match
+comes near it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """``size`` consecutive slots of a layout, every value in ``[low, high]``.
+
+    ``labels`` names each slot (default: ``name`` for one slot, ``name_<i>`` for several). An
+    ``unused`` piece is padding that stays 0: its slots are named ``unused_<slot>``.
+    """
+
+    name: str
+    size: int
+    high: float = 1.0
+    labels: tuple[str, ...] = ()
+    low: float = 0.0
+    unused: bool = False
+
+    def __post_init__(self) -> None:
+        if self.size < 1:
+            raise ValueError(f"piece {self.name!r} must have a positive size, got {self.size}")
+        if self.labels and len(self.labels) != self.size:
+            raise ValueError(f"piece {self.name!r} has {len(self.labels)} labels for {self.size} slots")
+
+
+def _unused(size: int) -> Piece:
+    # always 0; bounded by [0, 1] all the same: gymnasium's checker rejects a Box with low == high
+    return Piece("unused", size, unused=True)
+
+
+class Layout:
+    """Pieces laid end to end: a name and bounds for every slot, an offset for every piece.
+
+    ``offset[name]`` is a piece's first slot, ``index[label]`` a slot's position, ``names`` the
+    label of each slot, ``low``/``high`` the bounds of each slot, ``unused`` the padding slots.
+    A ``size`` larger than the pieces pads the end with unused slots.
+    """
+
+    __slots__ = ("high", "index", "low", "names", "offset", "pieces", "size", "unused")
+
+    def __init__(self, pieces: Sequence[Piece], size: int | None = None) -> None:
+        laid = list(pieces)
+        used = sum(p.size for p in laid)
+        if size is not None:
+            if size < used:
+                raise ValueError(f"layout of {used} slots does not fit in {size}")
+            if size > used:
+                laid.append(_unused(size - used))
+        offsets: dict[str, int] = {}
+        names: list[str] = []
+        low: list[float] = []
+        high: list[float] = []
+        unused: list[int] = []
+        at = 0
+        for piece in laid:
+            if piece.unused:
+                unused.extend(range(at, at + piece.size))
+                names.extend(f"unused_{i}" for i in range(at, at + piece.size))
+            else:
+                if piece.name in offsets:
+                    raise ValueError(f"piece name {piece.name!r} is declared twice")
+                offsets[piece.name] = at
+                if piece.labels:
+                    names.extend(piece.labels)
+                elif piece.size == 1:
+                    names.append(piece.name)
+                else:
+                    names.extend(f"{piece.name}_{i}" for i in range(piece.size))
+            low.extend([piece.low] * piece.size)
+            high.extend([piece.high] * piece.size)
+            at += piece.size
+        index = {name: i for i, name in enumerate(names)}
+        if len(index) != len(names):
+            raise ValueError("slot labels must be unique")
+        self.pieces: tuple[Piece, ...] = tuple(laid)
+        self.size = at
+        self.names: tuple[str, ...] = tuple(names)
+        self.offset: Mapping[str, int] = MappingProxyType(offsets)
+        self.index: Mapping[str, int] = MappingProxyType(index)
+        self.low = np.array(low, dtype=np.float32)
+        self.high = np.array(high, dtype=np.float32)
+        self.unused: tuple[int, ...] = tuple(unused)
+
+    def span(self, name: str) -> slice:
+        """The slots of piece ``name``."""
+        at = self.offset[name]
+        return slice(at, at + next(p.size for p in self.pieces if p.name == name and not p.unused))
+
+
+def _per_seat(pattern: str) -> tuple[str, ...]:
+    return tuple(pattern.format(r=r) for r in range(4))
+
+
 RIVER_SLOTS = 24
-SEAT_PLANES = 7 + RIVER_SLOTS
-_PRIVATE = 9
-_PUB = _PRIVATE
-_CLAIM = _PUB + 4 * SEAT_PLANES
-_LAST = _CLAIM + 1
-_VISIBLE = _LAST + 1
-_SCALAR = _VISIBLE + 1
-NUM_CHANNELS = _SCALAR + 3
+"""Discards per seat kept in order in the observation (the first 24)."""
 
-SCALARS: tuple[str, ...] = (
-    *(f"phase_{p}" for p in ("turn", "claim", "rob", "bao_view", "duibao", "fenzhang", "over")),
-    *(f"claim_from_{r}" for r in range(4)),
-    "window_discard",
-    "window_added_kong",
-    "window_special_add",
-    *(f"dealer_{r}" for r in range(4)),
-    *(f"ready_{r}" for r in range(4)),
-    *(f"xianggong_{r}" for r in range(4)),
-    *(f"concealed_count_{r}/14" for r in range(4)),
-    "wall_remaining/100",
-    "hand_index/16",
-    "bao_seen",
-    "bao_active",
-    *(f"score_gain_{r}/64" for r in range(4)),
-    "bao_rolls/6",
-    "last_dice/12",
-    *(f"first_turn_{r}" for r in range(4)),
-    *(f"context_{c}" for c in ("deal", "draw", "replacement", "claim")),
-    "duibao_passed",
-    *(f"special_{k}_{r}" for r in range(4) for k in ("winds", "dragons", "ones", "nines")),
-    *(f"concealed_kongs_{r}/4" for r in range(4)),
-    *(f"silver_{r}/3500" for r in range(4)),
-    *(f"kongs_made_{r}/4" for r in range(4)),
-    "tail_draws/8",
-    "hidden_kong_count/4",
-    *(f"score_loss_{r}/64" for r in range(4)),
-)
-assert len(SCALARS) <= 3 * 34
-
-CHANNELS: tuple[str, ...] = (
-    "hand>=1",
-    "hand>=2",
-    "hand>=3",
-    "hand=4",
-    "drawn",
-    "passed_wins",
-    "ready_waits",
-    "bao",
-    "own_concealed_kongs",
-    *(
-        name
-        for r in range(4)
-        for name in (
-            f"seat{r}_meld_tiles",
-            f"seat{r}_chows",
-            f"seat{r}_pongs",
-            f"seat{r}_kongs",
-            f"seat{r}_specials",
-            f"seat{r}_river",
-            f"seat{r}_claimed",
-            *(f"seat{r}_discard_{i}" for i in range(RIVER_SLOTS)),
-        )
-    ),
-    "claim_tile",
-    "last_discard",
-    "visible",
-    "scalars_0",
-    "scalars_1",
-    "scalars_2",
-)
-assert len(CHANNELS) == NUM_CHANNELS
-
-_THRESHOLDS = np.array([[1], [2], [3], [4]], dtype=np.uint8)  # rows 0-3: count >= k
 _SPECIAL_ORDER = ("special_winds", "special_dragons", "special_ones", "special_nines")
-_WINDOW = {"discard": 0, "added_kong": 1, "special_add": 2}
+_WINDOW_KINDS = ("discard", "added_kong", "special_add")
+_CONTEXTS = ("deal", "draw", "replacement", "claim")  # engine.state.Context order
+
+SCALAR_LAYOUT = Layout(
+    (
+        Piece("phase", len(PHASE_NAMES), labels=tuple(f"phase_{p}" for p in PHASE_NAMES)),
+        _unused(1),  # a claim's source is never the seat asked (relative seat 0)
+        Piece("claim_from", 3, labels=tuple(f"claim_from_{r}" for r in (1, 2, 3))),
+        Piece("window", 3, labels=tuple(f"window_{k}" for k in _WINDOW_KINDS)),
+        Piece("dealer", 4),
+        Piece("ready", 4),
+        Piece("xianggong", 4),
+        Piece("concealed_count", 4, labels=_per_seat("concealed_count_{r}/14")),
+        Piece("wall_remaining", 1, labels=("wall_remaining/100",)),
+        Piece("hand_index", 1, UNBOUNDED, labels=("hand_index/16",)),
+        Piece("bao_seen", 1),
+        Piece("bao_active", 1),
+        _unused(4),
+        Piece("score_gain", 4, UNBOUNDED, labels=_per_seat("score_gain_{r}/64")),
+        Piece("bao_rolls", 1, UNBOUNDED, labels=("bao_rolls/6",)),
+        Piece("last_dice", 1, labels=("last_dice/12",)),
+        Piece("first_turn", 4),
+        Piece("context", 4, labels=tuple(f"context_{c}" for c in _CONTEXTS)),
+        Piece("duibao_passed", 1),
+        Piece(
+            "special",
+            16,
+            labels=tuple(f"special_{k.removeprefix('special_')}_{r}" for r in range(4) for k in _SPECIAL_ORDER),
+        ),
+        Piece("concealed_kongs", 4, labels=_per_seat("concealed_kongs_{r}/4")),
+        Piece("silver", 4, UNBOUNDED, labels=_per_seat("silver_{r}/3500")),
+        Piece("kongs_made", 4, labels=_per_seat("kongs_made_{r}/4")),
+        Piece("tail_draws", 1, UNBOUNDED, labels=("tail_draws/8",)),
+        Piece("hidden_kong_count", 1, 3.0, labels=("hidden_kong_count/4",)),  # up to 12 kongs
+        Piece("score_loss", 4, UNBOUNDED, labels=_per_seat("score_loss_{r}/64")),
+    ),
+    size=3 * NUM_KINDS,
+)
+SCALARS: tuple[str, ...] = SCALAR_LAYOUT.names
+_SCALAR_ROWS = SCALAR_LAYOUT.size // NUM_KINDS
+
+_SEAT_PIECES = (
+    Piece("meld_tiles", 1, 4.0),
+    Piece("chows", 1, 4.0),
+    Piece("pongs", 1),
+    Piece("kongs", 1),
+    Piece("specials", 1, 4.0),
+    Piece("river", 1, 4.0),
+    Piece("claimed", 1, 4.0),
+    Piece("discard", RIVER_SLOTS),
+)
+_SEAT_LAYOUT = Layout(_SEAT_PIECES)  # one seat's public planes, in absolute seats in the encoder
+SEAT_PLANES = _SEAT_LAYOUT.size
+
+_BASE_ROWS: tuple[Piece, ...] = (
+    Piece("hand", 4, labels=("hand>=1", "hand>=2", "hand>=3", "hand=4")),
+    Piece("drawn", 1),
+    Piece("passed_wins", 1),
+    Piece("ready_waits", 1),
+    Piece("bao", 1),
+    Piece("own_concealed_kongs", 1),
+    *(
+        Piece(f"seat{r}_{p.name}", p.size, p.high)  # seat<r>_river, seat<r>_discard_<i>, ...
+        for r in range(4)
+        for p in _SEAT_PIECES
+    ),
+    Piece("claim_tile", 1),
+    Piece("last_discard", 1),
+    Piece("visible", 1, 4.0),
+    Piece("scalars", _SCALAR_ROWS, UNBOUNDED),  # per-slot bounds: SCALAR_LAYOUT
+)
+
+
+def observation_layout(extra: Sequence[Piece] = ()) -> Layout:
+    """The observation's rows: the base rows, then ``extra`` (optional blocks, e.g. analysis
+    features, each appended after the base so the base rows keep their positions)."""
+    return Layout(_BASE_ROWS + tuple(extra))
+
+
+OBSERVATION_LAYOUT = observation_layout()
+CHANNELS: tuple[str, ...] = OBSERVATION_LAYOUT.names
+NUM_CHANNELS = OBSERVATION_LAYOUT.size
+
+
+def observation_box(extra: Sequence[Piece] = ()) -> spaces.Box:
+    """The ``"observation"`` Box of the AEC and Gymnasium envs, bounds from the layouts
+    (rows of ``extra`` as `observation_layout`)."""
+    layout = observation_layout(extra)
+    low = np.repeat(layout.low, NUM_KINDS).reshape(layout.size, NUM_KINDS)
+    high = np.repeat(layout.high, NUM_KINDS).reshape(layout.size, NUM_KINDS)
+    rows = OBSERVATION_LAYOUT.span("scalars")
+    low[rows] = SCALAR_LAYOUT.low.reshape(_SCALAR_ROWS, NUM_KINDS)
+    high[rows] = SCALAR_LAYOUT.high.reshape(_SCALAR_ROWS, NUM_KINDS)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+def scalar(observation: np.ndarray, name: str) -> float:
+    """The scalar slot ``name`` (a `SCALARS` entry) of one observation."""
+    if name not in SCALAR_LAYOUT.index:
+        raise ValueError(f"unknown scalar {name!r}; names are in mahjong_env.observation.SCALARS")
+    block = observation[_ROW_SCALARS : _ROW_SCALARS + _SCALAR_ROWS].reshape(-1)
+    return float(block[SCALAR_LAYOUT.index[name]])
+
+
+# ---------------------------------------------------------------------- named offsets
+
+_ROW = OBSERVATION_LAYOUT.offset
+_PUB = _ROW["seat0_meld_tiles"]  # the four seat blocks, relative seat order
+_PUB_END = _PUB + 4 * SEAT_PLANES
+_ROW_CLAIM = _ROW["claim_tile"]
+_ROW_VISIBLE = _ROW["visible"]
+_ROW_SCALARS = _ROW["scalars"]
+assert _ROW_SCALARS + _SCALAR_ROWS == NUM_CHANNELS and _ROW["seat3_meld_tiles"] == _PUB + 3 * SEAT_PLANES
+
+# planes inside one seat block
+_P = _SEAT_LAYOUT.offset
+_P_MELD, _P_CHOW, _P_PONG, _P_KONG, _P_SPECIAL = (_P[k] for k in ("meld_tiles", "chows", "pongs", "kongs", "specials"))
+_P_RIVER, _P_CLAIMED, _P_DISCARD = _P["river"], _P["claimed"], _P["discard"]
+assert (_P_MELD, _P_CHOW, _P_PONG, _P_KONG, _P_SPECIAL) == (0, 1, 2, 3, 4)  # melds are re-drawn as rows 0-4
+
+# flat offsets of single rows inside one observation
+_AT_DRAWN, _AT_PASSED, _AT_WAITS, _AT_BAO, _AT_KONGS = (
+    NUM_KINDS * _ROW[k] for k in ("drawn", "passed_wins", "ready_waits", "bao", "own_concealed_kongs")
+)
+_AT_MELDS, _AT_KONG_KINDS = NUM_KINDS * (_PUB + _P_MELD), NUM_KINDS * (_PUB + _P_KONG)
+_AT_CLAIM, _AT_LAST = NUM_KINDS * _ROW_CLAIM, NUM_KINDS * _ROW["last_discard"]
+_SEAT_SIZE = SEAT_PLANES * NUM_KINDS
+_AT_RIVER, _AT_CLAIMED, _AT_DISCARD = (NUM_KINDS * p for p in (_P_RIVER, _P_CLAIMED, _P_DISCARD))
+
+# scalar slots
+_S = SCALAR_LAYOUT.offset
+_S_PHASE = _S["phase"]
+_S_CLAIM_FROM = _S["claim_from"] - 1  # + relative seat 1..3
+_S_WINDOW = _S["window"]
+_S_DEALER = _S["dealer"]
+_S_READY = _S["ready"]
+_S_XIANGGONG = _S["xianggong"]
+_S_CONCEALED = _S["concealed_count"]
+_S_WALL = _S["wall_remaining"]
+_S_HAND_INDEX = _S["hand_index"]
+_S_BAO_SEEN = _S["bao_seen"]
+_S_BAO_ACTIVE = _S["bao_active"]
+_S_GAIN = _S["score_gain"]
+_S_BAO_ROLLS = _S["bao_rolls"]
+_S_LAST_DICE = _S["last_dice"]
+_S_FIRST_TURN = _S["first_turn"]
+_S_CONTEXT = _S["context"]
+_S_DUIBAO_PASSED = _S["duibao_passed"]
+_S_SPECIAL = _S["special"]
+_S_CONCEALED_KONGS = _S["concealed_kongs"]
+_S_SILVER = _S["silver"]
+_S_KONGS_MADE = _S["kongs_made"]
+_S_TAIL_DRAWS = _S["tail_draws"]
+_S_HIDDEN_KONGS = _S["hidden_kong_count"]
+_S_LOSS = _S["score_loss"]
+
+_THRESHOLDS = np.array([[1], [2], [3], [4]], dtype=np.uint8)  # rows hand>=k: count >= k
+_WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB, _OVER = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB), int(Phase.OVER)
-_NUM_SCALARS = 3 * 34
-_SEAT_SIZE = SEAT_PLANES * 34
+_NUM_SCALARS = SCALAR_LAYOUT.size
 _NO_MELDS = (0, 0)  # meld signature (melds, meld tiles) of a seat without melds
 _RELATIVE = tuple(tuple((r, (seat + r) % 4) for r in range(4)) for seat in range(4))  # (r, absolute seat)
-_SIZE = NUM_CHANNELS * 34
-# flat offsets of single rows inside one observation
-_AT_DRAWN, _AT_PASSED, _AT_WAITS, _AT_BAO, _AT_KONGS = (34 * row for row in range(4, 9))
-_AT_MELDS, _AT_KONG_KINDS = 34 * _PUB, 34 * (_PUB + 3)
-_AT_CLAIM, _AT_LAST = 34 * _CLAIM, 34 * _LAST
 
 
 class ObservationEncoder:
@@ -151,14 +385,15 @@ class ObservationEncoder:
 
     def __init__(self, concealed_kong_visible: bool) -> None:
         self.concealed_kong_visible = concealed_kong_visible
-        self.public = np.zeros((4, SEAT_PLANES, 34), dtype=np.float32)
-        self._public_rows = self.public.reshape(4 * SEAT_PLANES, 34)
+        self.public = np.zeros((4, SEAT_PLANES, NUM_KINDS), dtype=np.float32)
+        self._public_rows = self.public.reshape(4 * SEAT_PLANES, NUM_KINDS)
         self._public_flat = self.public.reshape(-1)
         self._hist_done = 0
         self._last_claimed = 0
         self._meld_sig = [_NO_MELDS] * 4
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
+        self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
 
     def _sync(self, game: Any) -> None:
         public = self.public
@@ -175,19 +410,19 @@ class ObservationEncoder:
         if done and history[done - 1][2] != self._last_claimed:  # the last discard was claimed
             seat, tile = history[done - 1][0], history[done - 1][1]
             at = seat * _SEAT_SIZE + tile
-            flat[at + 5 * 34] -= 1
-            flat[at + 6 * 34] += 1
+            flat[at + _AT_RIVER] -= 1
+            flat[at + _AT_CLAIMED] += 1
         end = len(history)
         if done < end:
             discards = self._discards
             for i in range(done, end):
                 seat, tile, claimed, _ = history[i]
                 at = seat * _SEAT_SIZE + tile
-                flat[at + (6 * 34 if claimed else 5 * 34)] += 1
+                flat[at + (_AT_CLAIMED if claimed else _AT_RIVER)] += 1
                 n = discards[seat]
                 discards[seat] = n + 1
                 if n < RIVER_SLOTS:
-                    flat[at + 34 * (7 + n)] = 1.0
+                    flat[at + _AT_DISCARD + NUM_KINDS * n] = 1.0
             self._hist_done = end
         self._last_claimed = history[-1][2] if history else 0
         meld_sig = self._meld_sig
@@ -198,30 +433,31 @@ class ObservationEncoder:
                 continue
             meld_sig[seat] = sig
             plane = public[seat]
-            plane[0:5] = 0.0
+            plane[_P_MELD : _P_SPECIAL + 1] = 0.0
             for meld in melds:
                 kind = meld.kind
                 if kind == "concealed_kong" and not self.concealed_kong_visible:
                     continue
                 for t in meld.tiles:
-                    plane[0, t] += 1
+                    plane[_P_MELD, t] += 1
                 if kind == "chow":
                     for t in meld.tiles:
-                        plane[1, t] += 1
+                        plane[_P_CHOW, t] += 1
                 elif kind == "pong":
-                    plane[2, meld.tile] = 1.0
+                    plane[_P_PONG, meld.tile] = 1.0
                 elif meld.is_kong:
-                    plane[3, meld.tile] = 1.0
+                    plane[_P_KONG, meld.tile] = 1.0
                 else:
                     for t in meld.tiles:
-                        plane[4, t] += 1
+                        plane[_P_SPECIAL, t] += 1
 
     def encode(self, game: Any, seat: int, out: np.ndarray) -> np.ndarray:
-        """Write seat ``seat``'s observation into ``out`` (shape ``(NUM_CHANNELS, 34)``)."""
+        """Write seat ``seat``'s observation into ``out`` (shape ``(NUM_CHANNELS, 34)``, or more
+        rows: see `encode_batch`)."""
         if out.flags.c_contiguous and out.dtype == np.float32:
-            encode_batch((self,), (game,), (seat,), out.reshape(1, NUM_CHANNELS, 34))
+            encode_batch((self,), (game,), (seat,), out.reshape(1, *out.shape))
         else:
-            out[...] = encode_batch((self,), (game,), (seat,), np.empty((1, NUM_CHANNELS, 34), np.float32))[0]
+            out[:NUM_CHANNELS] = encode_batch((self,), (game,), (seat,), self._single)[0]
         return out
 
     def _private(
@@ -268,7 +504,7 @@ class ObservationEncoder:
         rows = self._public_rows
         out[_PUB : _PUB + split] = rows[SEAT_PLANES * seat :]
         if seat:
-            out[_PUB + split : _CLAIM] = rows[: SEAT_PLANES * seat]
+            out[_PUB + split : _PUB_END] = rows[: SEAT_PLANES * seat]
         window = game.window
         claim_window = window is not None and deciding and (phase == _CLAIM_PHASE or phase == _ROB)
         if claim_window:
@@ -280,60 +516,58 @@ class ObservationEncoder:
         scalars += self._scalars(game, seat, st, deciding, claim_window, bao_seen)
         return bao if bao_seen else None
 
-    def _scalars(
-        self, game: Any, seat: int, st: Any, deciding: bool, claim_window: bool, bao_seen: bool
-    ) -> list[Any]:
+    def _scalars(self, game: Any, seat: int, st: Any, deciding: bool, claim_window: bool, bao_seen: bool) -> list[Any]:
         s: list[Any] = [0.0] * _NUM_SCALARS
         phase = game.phase
         seats = game.seats
         # another player's private decision (a claim, the bao, 分张) shows as "turn" (R13)
-        s[int(phase) if deciding or phase == _OVER else _TURN] = 1.0
+        s[_S_PHASE + (int(phase) if deciding or phase == _OVER else _TURN)] = 1.0
         if claim_window:
             window = game.window
-            s[7 + (window.source - seat) % 4] = 1.0
-            s[11 + _WINDOW[window.kind]] = 1.0
-        s[14 + (game.dealer - seat) % 4] = 1.0
+            s[_S_CLAIM_FROM + (window.source - seat) % 4] = 1.0
+            s[_S_WINDOW + _WINDOW[window.kind]] = 1.0
+        s[_S_DEALER + (game.dealer - seat) % 4] = 1.0
         hidden_kongs = 0
         scores = game.scores
         silver = game.silver
         for r, o in _RELATIVE[seat]:
             other = seats[o]
-            s[18 + r] = other.ready
-            s[22 + r] = other.xianggong
-            s[26 + r] = sum(other.counts) / 14.0
-            score = scores[o]  # the next two are max(score, 0.0) / 64 and max(-score, 0.0) / 64
-            s[38 + r] = 0.0 if score < 0.0 else score / 64.0
-            s[83 + r] = 0.0 if score > 0.0 else -score / 64.0
-            s[44 + r] = other.first_turn
+            s[_S_READY + r] = other.ready
+            s[_S_XIANGGONG + r] = other.xianggong
+            s[_S_CONCEALED + r] = sum(other.counts) / 14.0
+            score = scores[o]  # max(score, 0.0) / 64 and max(-score, 0.0) / 64
+            s[_S_GAIN + r] = 0.0 if score < 0.0 else score / 64.0
+            s[_S_LOSS + r] = 0.0 if score > 0.0 else -score / 64.0
+            s[_S_FIRST_TURN + r] = other.first_turn
             specials = other.specials
             if specials:
                 for k, kind in enumerate(_SPECIAL_ORDER):
-                    s[53 + 4 * r + k] = kind in specials
+                    s[_S_SPECIAL + 4 * r + k] = kind in specials
             if other.melds:
                 concealed_kongs = 0
                 for m in other.melds:
                     if m.kind == "concealed_kong":
                         concealed_kongs += 1
                 if concealed_kongs:
-                    s[69 + r] = concealed_kongs / 4.0
+                    s[_S_CONCEALED_KONGS + r] = concealed_kongs / 4.0
                     if r:
                         hidden_kongs += concealed_kongs
             money = silver[o]
-            s[73 + r] = 0.0 if money < 0.0 else money / 3500.0
-            s[77 + r] = other.kongs_made / 4.0
+            s[_S_SILVER + r] = 0.0 if money < 0.0 else money / 3500.0
+            s[_S_KONGS_MADE + r] = other.kongs_made / 4.0
         wall = game.wall
-        s[30] = wall.remaining / 100.0
-        s[31] = game.hand_index / 16.0
-        s[32] = bao_seen
-        s[33] = game.bao is not None
-        s[42] = game.bao_rolls / 6.0
+        s[_S_WALL] = wall.remaining / 100.0
+        s[_S_HAND_INDEX] = game.hand_index / 16.0
+        s[_S_BAO_SEEN] = bao_seen
+        s[_S_BAO_ACTIVE] = game.bao is not None
+        s[_S_BAO_ROLLS] = game.bao_rolls / 6.0
         rolls = game.dice.rolls
-        s[43] = rolls[-1] / 12.0 if rolls else 0.0
+        s[_S_LAST_DICE] = rolls[-1] / 12.0 if rolls else 0.0
         if deciding and phase == _TURN:
-            s[48 + int(game.context)] = 1.0
-        s[52] = st.duibao_passed
-        s[81] = wall.tail_draws / 8.0
-        s[82] = 0.0 if self.concealed_kong_visible else hidden_kongs / 4.0
+            s[_S_CONTEXT + int(game.context)] = 1.0
+        s[_S_DUIBAO_PASSED] = st.duibao_passed
+        s[_S_TAIL_DRAWS] = wall.tail_draws / 8.0
+        s[_S_HIDDEN_KONGS] = 0.0 if self.concealed_kong_visible else hidden_kongs / 4.0
         return s
 
 
@@ -342,13 +576,23 @@ def encode_batch(
 ) -> np.ndarray:
     """Write seat ``seats[i]``'s observation of ``games[i]`` into ``out[i]`` for every ``i``.
 
-    ``out`` is a C-contiguous ``float32`` array of shape ``(n, NUM_CHANNELS, 34)``;
-    ``encoders[i]`` is game ``i``'s own encoder. Equal to ``encoders[i].encode(games[i],
-    seats[i], out[i])`` for each ``i``, with the numpy work done once for the whole batch.
+    ``out`` is a C-contiguous ``float32`` array of shape ``(n, rows, 34)`` with ``rows >=
+    NUM_CHANNELS``; the first ``NUM_CHANNELS`` rows are written, rows after them (optional
+    blocks of `observation_layout`) are left as they are. ``encoders[i]`` is game ``i``'s own
+    encoder. Equal to ``encoders[i].encode(games[i], seats[i], out[i])`` for each ``i``, with
+    the numpy work done once for the whole batch.
     """
     n = len(games)
-    if out.shape != (n, NUM_CHANNELS, 34) or out.dtype != np.float32 or not out.flags.c_contiguous:
+    if (
+        out.ndim != 3
+        or out.shape[0] != n
+        or out.shape[1] < NUM_CHANNELS
+        or out.shape[2] != NUM_KINDS
+        or out.dtype != np.float32
+        or not out.flags.c_contiguous
+    ):
         raise ValueError(f"out must be a C-contiguous float32 array of shape ({n}, {NUM_CHANNELS}, 34)")
+    stride = out.shape[1] * NUM_KINDS
     index: list[int] = []
     value: list[float] = []
     scalars: list[Any] = []
@@ -357,26 +601,48 @@ def encode_batch(
     for i in range(n):
         game, seat = games[i], seats[i]
         counts.append(bytes(game.seats[seat].counts))
-        bao = encoders[i]._private(game, seat, out[i], i * _SIZE, index, value, scalars)
+        bao = encoders[i]._private(game, seat, out[i], i * stride, index, value, scalars)
         if bao is not None:
             baos.append((i, bao))
-    held = np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, 1, 34)
+    held = np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, 1, NUM_KINDS)
     np.greater_equal(held, _THRESHOLDS, out=out[:, 0:4])
     out[:, 4:_PUB] = 0.0
-    out[:, _CLAIM:_SCALAR] = 0.0
+    out[:, _PUB_END:_ROW_SCALARS] = 0.0
     out.reshape(-1)[index] = value
-    # visible: own hand, every seat's meld tiles (plane 0) and river (plane 5), the seen bao
-    public = out[:, _PUB:_CLAIM].reshape(n, 4, SEAT_PLANES, 34)
-    visible = out[:, _VISIBLE]
-    np.add.reduce(public[:, :, 0:6:5], axis=(1, 2), out=visible)
+    # visible: own hand, every seat's meld tiles and river, the seen bao
+    public = out[:, _PUB:_PUB_END].reshape(n, 4, SEAT_PLANES, NUM_KINDS)
+    visible = out[:, _ROW_VISIBLE]
+    np.add.reduce(public[:, :, _P_MELD : _P_RIVER + 1 : _P_RIVER - _P_MELD], axis=(1, 2), out=visible)
     visible += held[:, 0]
     for i, bao in baos:
         visible[i, bao] += 1
-    out[:, _SCALAR:] = np.array(scalars, dtype=np.float32).reshape(n, 3, 34)
+    out[:, _ROW_SCALARS:NUM_CHANNELS] = np.array(scalars, dtype=np.float32).reshape(n, _SCALAR_ROWS, NUM_KINDS)
     return out
 
 
-STATE_SIZE = 4 * 34 + 136 + 34 + 4 + 4 + 4
+STATE_LAYOUT = Layout(
+    (
+        *(Piece(f"hand_{s}", NUM_KINDS, 4.0, tuple(f"hand_{s}_{t}" for t in TILE_NAMES)) for s in range(4)),
+        Piece("wall", 4 * NUM_KINDS, float(NUM_KINDS)),  # tile index + 1 in draw order, 0 = empty
+        Piece("bao", NUM_KINDS, labels=tuple(f"bao_{t}" for t in TILE_NAMES)),
+        Piece("dealer", 4),
+        Piece("score", 4, UNBOUNDED, _per_seat("score_{r}/64"), low=-UNBOUNDED),
+        Piece("ready", 4),
+    )
+)
+"""The ``state()`` vector; seats here are absolute (``hand_0`` is player_0's)."""
+STATE_NAMES: tuple[str, ...] = STATE_LAYOUT.names
+STATE_SIZE = STATE_LAYOUT.size
+_T = STATE_LAYOUT.offset
+_T_HANDS, _T_WALL, _T_BAO, _T_DEALER, _T_SCORE, _T_READY = (
+    _T[k] for k in ("hand_0", "wall", "bao", "dealer", "score", "ready")
+)
+assert _T["hand_3"] == _T_HANDS + 3 * NUM_KINDS
+
+
+def state_box() -> spaces.Box:
+    """The ``state_space`` Box, bounds from `STATE_LAYOUT`."""
+    return spaces.Box(STATE_LAYOUT.low, STATE_LAYOUT.high, dtype=np.float32)
 
 
 def encode_state(game: Any) -> np.ndarray:
@@ -384,12 +650,13 @@ def encode_state(game: Any) -> np.ndarray:
     order (tile index + 1, 0 = empty), the bao, the dealer, scores and ready flags."""
     out = np.zeros(STATE_SIZE, dtype=np.float32)
     for seat, st in enumerate(game.seats):
-        out[34 * seat : 34 * seat + 34] = st.counts
+        at = _T_HANDS + NUM_KINDS * seat
+        out[at : at + NUM_KINDS] = st.counts
     live = game.wall.live_tiles()
-    out[136 : 136 + len(live)] = np.asarray(live, dtype=np.float32) + 1.0
+    out[_T_WALL : _T_WALL + len(live)] = np.asarray(live, dtype=np.float32) + 1.0
     if game.bao is not None:
-        out[272 + game.bao] = 1.0
-    out[306 + game.dealer] = 1.0
-    out[310:314] = np.asarray(game.scores, dtype=np.float32) / 64.0
-    out[314:318] = [st.ready for st in game.seats]
+        out[_T_BAO + game.bao] = 1.0
+    out[_T_DEALER + game.dealer] = 1.0
+    out[_T_SCORE : _T_SCORE + 4] = np.asarray(game.scores, dtype=np.float32) / 64.0
+    out[_T_READY : _T_READY + 4] = [st.ready for st in game.seats]
     return out
