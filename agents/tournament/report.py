@@ -1,21 +1,29 @@
 """What a tournament shows: the terminal leaderboard and the report folder.
 
 The report folder holds ``report.md`` and ``report.html`` (leaderboard, head-to-head table,
-notable hands, forfeits), ``points.png`` (mean points per hand with confidence intervals) and
-``rating.png`` (each entrant's OpenSkill ordinal over the hands played). Notable hands (the
-largest win, each entrant's worst hand) are listed by ``(deal, seating)``; where the module
-``mahjong_env.html_replay`` provides ``write_replay(record, path, seat=None, hand=0)``, their
-replays are written to ``replays/`` and linked.
+notable hands, forfeits, entrants with the variant each was trained for and its source files),
+and, with matplotlib (the ``tournament`` extra), three plots: ``points.png`` (mean points per
+hand with confidence intervals), ``headtohead.png`` (the answer to "is A better than B": each
+pair's paired difference in points per hand with its interval; an interval clear of zero is a
+significant difference) and ``rating.png`` (each entrant's OpenSkill skill estimate mu over the
+hands played, with a band of ± sigma, its uncertainty). Notable hands (the largest win, each
+entrant's worst hand) are listed by ``(deal, seating)`` with replays written to ``replays/``
+(`mahjong_env.html_replay`): the full table face up and each seat's own view, titled with the
+deal and seating and with the entrants' names on every seat.
+
+Everything an agent or a database can put into the report (exception text, specs, paths) is
+escaped for HTML and Markdown.
 """
 
 from __future__ import annotations
 
 import html
-import importlib
-import importlib.util
 import math
+import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from agents.tournament.schedule import hands_per_deal
 from agents.tournament.stats import Summary
@@ -52,6 +60,18 @@ def _percent(value: float) -> str:
     return "–" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+"""What could start a link, an image, emphasis or code, or end a table cell (``<`` is
+handled by HTML escaping)."""
+
+
+def _md(text: Any) -> str:
+    """Text safe to put in Markdown (also inside a table cell): HTML escaped, Markdown
+    punctuation backslash-escaped, on one line."""
+    one_line = " ".join(str(text).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
 def _rows(summary: Summary) -> list[list[str]]:
     level = f"{round(100 * summary.confidence)}% CI"
     header = [title if key != "ci" else level for title, key in _COLUMNS]
@@ -70,7 +90,7 @@ def _rows(summary: Summary) -> list[list[str]]:
                 _number(a.average_fan),
                 _percent(a.forfeit_rate),
                 _number(a.ordinal),
-                f"{a.mu:.2f} ± {a.sigma:.2f}",
+                "–" if math.isnan(a.mu) else f"{a.mu:.2f} ± {a.sigma:.2f}",
                 _number(a.ms_per_move, 3),
                 str(a.seat_hands),
             ]
@@ -144,6 +164,8 @@ def _notes(summary: Summary) -> list[str]:
             f"Only {min(played)} deals for some entrant: the intervals are rough (rare big hands may not have "
             "shown up yet); play more deals (--deals) before making claims"
         )
+    if summary.agents and all(math.isnan(a.mu) for a in summary.agents) and summary.hands_played:
+        notes.append("No ratings: the openskill package is not installed (pip install -e '.[tournament]')")
     missing = summary.hands_expected - summary.hands_played - len(summary.failures)
     if missing > 0:
         notes.append(f"{missing} hand(s) not played yet (continue with --resume)")
@@ -170,7 +192,9 @@ def _plots(summary: Summary, out: Path) -> list[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
+    _use_cjk_font()
     files = []
+    level = f"{round(100 * summary.confidence)}% CI"
     agents = [a for a in summary.agents if not math.isnan(a.mean)]
     if agents:
         fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(agents) + 2), 3.6))
@@ -181,19 +205,40 @@ def _plots(summary: Summary, out: Path) -> list[str]:
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xticks(range(len(agents)), [a.name for a in agents], rotation=20)
         ax.set_ylabel("mean points per hand")
-        ax.set_title(f"Mean points per hand, {round(100 * summary.confidence)}% CI\n(bootstrap over deals)")
+        ax.set_title(f"Mean points per hand, {level}\n(bootstrap over deals)")
         fig.tight_layout()
         fig.savefig(out / "points.png", dpi=110)
         plt.close(fig)
         files.append("points.png")
-    if summary.rating_history:
-        fig, ax = plt.subplots(figsize=(7, 3.6))
-        xs = range(1, len(summary.rating_history) + 1)
+    pairs = [p for p in summary.pairs if not math.isnan(p.diff)]
+    if pairs:
+        fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.45 * len(pairs)))
+        ys = list(range(len(pairs)))[::-1]
+        low = [p.diff - p.ci_low if not math.isnan(p.ci_low) else 0 for p in pairs]
+        high = [p.ci_high - p.diff if not math.isnan(p.ci_high) else 0 for p in pairs]
+        colors = ["tab:green" if p.significant else "tab:grey" for p in pairs]
+        for y, p, lo, hi, color in zip(ys, pairs, low, high, colors):
+            ax.errorbar([p.diff], [y], xerr=[[lo], [hi]], fmt="o", capsize=5, color=color)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(ys, [f"{p.a} − {p.b}" for p in pairs])
+        ax.set_xlabel(f"A − B: points per hand, paired over the same deals ({level})")
+        ax.set_title("Is A better than B? Green: the interval excludes 0 (significant)")
+        fig.tight_layout()
+        fig.savefig(out / "headtohead.png", dpi=110)
+        plt.close(fig)
+        files.append("headtohead.png")
+    if summary.skill_history:
+        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        xs = np.arange(1, len(summary.skill_history) + 1)
         for a in summary.config.names:
-            ax.plot(xs, [h[a] for h in summary.rating_history], label=a)
+            mu = np.array([h[a][0] for h in summary.skill_history])
+            sigma = np.array([h[a][1] for h in summary.skill_history])
+            (line,) = ax.plot(xs, mu, label=a)
+            ax.fill_between(xs, mu - sigma, mu + sigma, color=line.get_color(), alpha=0.15)
         ax.set_xlabel("hands played")
-        ax.set_ylabel("OpenSkill ordinal (mu − 3 sigma)")
-        ax.set_title("Rating over hands played")
+        ax.set_ylabel("OpenSkill mu (skill estimate)")
+        ax.set_title("Rating over hands played: mu, band ± sigma (its uncertainty)\nhigher is better; "
+                     "bands apart = clearly different", fontsize="medium")
         ax.legend(fontsize="small")
         fig.tight_layout()
         fig.savefig(out / "rating.png", dpi=110)
@@ -202,31 +247,56 @@ def _plots(summary: Summary, out: Path) -> list[str]:
     return files
 
 
-def _replay_writer() -> Any:
-    if importlib.util.find_spec("mahjong_env.html_replay") is None:
-        return None
-    return getattr(importlib.import_module("mahjong_env.html_replay"), "write_replay", None)
+def _use_cjk_font() -> None:
+    """Let matplotlib draw Chinese labels where the env ships a CJK font (`mahjong_env.fonts`)."""
+    try:
+        from mahjong_env import fonts
+    except ImportError:
+        return
+    configure = getattr(fonts, "configure_matplotlib", None)
+    if callable(configure):
+        configure()
+
+
+def _table_title(deal: int, seating: int, seats: list[str]) -> str:
+    return f"deal {deal}, seating {seating}: " + " vs ".join(f"{name} (seat {k})" for k, name in enumerate(seats))
 
 
 def _notable(summary: Summary, store: ResultStore, out: Path) -> list[dict[str, Any]]:
-    """Notable hands with a description and, where possible, a replay file."""
-    writer = _replay_writer()
+    """Notable hands with a description and replays: the full table and every seat's view."""
+    from mahjong_env.html_replay import write_replay
+
     items = []
     for entry in summary.notable:
         item = dict(entry)
         record = store.record(entry["deal"], entry["seating"])
-        result = (record or {}).get("hands", [{}])[-1].get("result") or {}
+        hands = (record or {}).get("hands") or [{}]
+        result = hands[-1].get("result") or {} if isinstance(hands[-1], dict) else {}
         item["what"] = _describe(result, entry["seat"])
-        if writer is not None and record is not None:
-            name = f"deal{entry['deal']}-seating{entry['seating']}-seat{entry['seat']}.html"
+        seats = _seat_names(record, store, entry)
+        item["title"] = _table_title(entry["deal"], entry["seating"], seats)
+        if record is not None:
+            stem = f"deal{entry['deal']}-seating{entry['seating']}"
             try:
                 (out / "replays").mkdir(parents=True, exist_ok=True)
-                writer(record, out / "replays" / name, seat=entry["seat"], hand=0)
-                item["replay"] = f"replays/{name}"
+                views: dict[str, str] = {}
+                for seat in (None, 0, 1, 2, 3):
+                    name = f"{stem}.html" if seat is None else f"{stem}-seat{seat}.html"
+                    if not (out / "replays" / name).exists():
+                        write_replay(record, out / "replays" / name, seat=seat, hand=0, title=item["title"], players=seats)
+                    views["table" if seat is None else f"seat {seat} ({seats[seat]})"] = f"replays/{name}"
+                item["replays"] = views
             except Exception as error:  # a replay is a convenience; the report stands without it
                 item["replay_error"] = str(error)
         items.append(item)
     return items
+
+
+def _seat_names(record: dict[str, Any] | None, store: ResultStore, entry: dict[str, Any]) -> list[str]:
+    players = (record or {}).get("players")
+    if isinstance(players, list) and len(players) == 4 and all(isinstance(p, str) for p in players):
+        return players
+    return [str(entry.get("agent")) if k == entry["seat"] else f"player_{k}" for k in range(4)]
 
 
 def _describe(result: dict[str, Any], seat: int) -> str:
@@ -240,6 +310,23 @@ def _describe(result: dict[str, Any], seat: int) -> str:
     return "drawn hand"
 
 
+def _entrant_rows(summary: Summary, store: ResultStore) -> list[list[str]]:
+    stored = store.entrants()
+    rows = [["name", "spec", "trained for", "process", "source files (sha256)"]]
+    for name, spec in summary.config.agents:
+        entry = stored.get(name, {})
+        sources = "; ".join(f"{s.get('path')} ({str(s.get('sha256'))[:12]})" for s in entry.get("sources") or [])
+        variant = entry.get("variant") or ("–" if entry else "not recorded")
+        process = "own process" if entry.get("isolated") else ("in-process" if entry else "not recorded")
+        rows.append([name, spec, str(variant), process, sources or "package code"])
+    return rows
+
+
+def _first_line(message: str) -> str:
+    lines = message.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
 def write_report(summary: Summary, store: ResultStore, out: str | Path) -> Path:
     """Write the report folder; returns the path of ``report.html``."""
     out = Path(out)
@@ -247,53 +334,75 @@ def write_report(summary: Summary, store: ResultStore, out: str | Path) -> Path:
     plots = _plots(summary, out)
     notable = _notable(summary, store, out)
     title = _title(summary)
-    entrants = [[name, spec] for name, spec in summary.config.agents]
+    entrants = _entrant_rows(summary, store)
     notes = _notes(summary)
-
-    md = [f"# Tournament report\n\n{title}\n", "## Leaderboard\n", _markdown_table(_rows(summary)), ""]
-    md.append(
+    level = f"{round(100 * summary.confidence)}% CI"
+    explain = (
         "Points per hand are per seat-hand; the interval resamples deals (duplicate grouping). "
-        "Rating: OpenSkill Plackett–Luce ordinal (mu − 3 sigma).\n"
+        "Rating: OpenSkill Plackett–Luce; mu is the skill estimate, sigma its uncertainty, "
+        "rating = mu − 3 sigma (a conservative rank)."
     )
+
+    md = [f"# Tournament report\n\n{title}\n", "## Leaderboard\n", _markdown_table(_rows(summary)), "", explain + "\n"]
     if summary.pairs:
-        md += ["## Head-to-head\n", _markdown_table(_pair_rows(summary)), ""]
+        md += [
+            "## Head-to-head\n",
+            f"Is A better than B? A − B in points per hand over the deals both played ({level}); "
+            "significant when the interval excludes 0.\n",
+            _markdown_table(_pair_rows(summary)),
+            "",
+        ]
     md += [f"![{p}]({p})\n" for p in plots]
     md += ["## Notable hands\n"]
     for n in notable:
-        link = f" — [replay]({n['replay']})" if "replay" in n else ""
+        links = ""
+        if "replays" in n:
+            links = " — replay: " + ", ".join(f"[{_md(k)}]({v})" for k, v in n["replays"].items())
         md.append(
-            f"- {n['kind']}: deal {n['deal']}, seating {n['seating']}, seat {n['seat']} ({n['agent']}): "
-            f"{n['points']:+g} points, {n['what']}{link}"
+            f"- {n['kind']}: {_md(n['title'])}; seat {n['seat']} ({n['agent']}): "
+            f"{n['points']:+g} points, {_md(n['what'])}{links}"
         )
     md.append("")
     if summary.forfeits:
         md += ["## Forfeits\n"]
         for f in summary.forfeits:
-            first = f["message"].strip().splitlines()[-1] if f["message"].strip() else ""
             md.append(
-                f"- deal {f['deal']}, seating {f['seating']}: {f['agent']} (seat {f['seat']}) {f['kind']}: {first}"
+                f"- deal {f['deal']}, seating {f['seating']}: {_md(f['agent'])} (seat {f['seat']}) "
+                f"{_md(f['kind'])}: {_md(_first_line(f['message']))}"
             )
         md.append("")
-    md += ["## Entrants\n", _markdown_table([["name", "spec"]] + entrants), ""]
+    md += ["## Entrants\n", _markdown_table([entrants[0]] + [[_md(c) for c in r] for r in entrants[1:]]), ""]
     if notes:
         md += ["## Notes\n"] + [f"- {n}" for n in notes] + [""]
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
 
+    def replay_links(n: dict[str, Any]) -> str:
+        if "replays" not in n:
+            return ""
+        return " — replay: " + ", ".join(
+            f'<a href="{html.escape(v)}">{html.escape(k)}</a>' for k, v in n["replays"].items()
+        )
+
     notable_html = "".join(
         "<li>"
         + html.escape(
-            f"{n['kind']}: deal {n['deal']}, seating {n['seating']}, seat {n['seat']} ({n['agent']}): "
-            f"{n['points']:+g} points, {n['what']}"
+            f"{n['kind']}: {n['title']}; seat {n['seat']} ({n['agent']}): {n['points']:+g} points, {n['what']}"
         )
-        + (f' — <a href="{html.escape(n["replay"])}">replay</a>' if "replay" in n else "")
+        + replay_links(n)
         + "</li>"
         for n in notable
     )
     forfeits_html = "".join(
-        f"<li>deal {f['deal']}, seating {f['seating']}: {html.escape(f['agent'])} (seat {f['seat']}) {f['kind']}"
-        f"<pre>{html.escape(f['message'][-600:])}</pre></li>"
+        f"<li>deal {f['deal']}, seating {f['seating']}: {html.escape(f['agent'])} (seat {f['seat']}) "
+        f"{html.escape(f['kind'])}<pre>{html.escape(f['message'][-600:])}</pre></li>"
         for f in summary.forfeits
     )
+    pairs_html = ""
+    if summary.pairs:
+        pairs_html = (
+            "<h2>Head-to-head</h2><p>Is A better than B? A − B in points per hand over the deals both played "
+            f"({html.escape(level)}); significant when the interval excludes 0.</p>" + _html_table(_pair_rows(summary))
+        )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Tournament report</title>
 <style>
@@ -305,13 +414,12 @@ pre {{ background: #f7f7f7; padding: 0.5em; overflow-x: auto; }}
 </style></head><body>
 <h1>Tournament report</h1><p>{html.escape(title)}</p>
 <h2>Leaderboard</h2>{_html_table(_rows(summary))}
-<p>Points per hand are per seat-hand; the interval resamples deals (duplicate grouping).
-Rating: OpenSkill Plackett–Luce ordinal (mu − 3 sigma).</p>
-{"<h2>Head-to-head</h2>" + _html_table(_pair_rows(summary)) if summary.pairs else ""}
+<p>{html.escape(explain)}</p>
+{pairs_html}
 {"".join(f'<p><img src="{p}" alt="{p}"></p>' for p in plots)}
 <h2>Notable hands</h2><ul>{notable_html}</ul>
 {"<h2>Forfeits</h2><ul>" + forfeits_html + "</ul>" if summary.forfeits else ""}
-<h2>Entrants</h2>{_html_table([["name", "spec"]] + entrants)}
+<h2>Entrants</h2>{_html_table(entrants)}
 {"<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>" if notes else ""}
 </body></html>
 """

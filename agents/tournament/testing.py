@@ -1,7 +1,7 @@
 """Misbehaving agents for testing the tournament runner (and a user's fault handling).
 
 Each plays uniformly at random over the legal actions and misbehaves on its third decision of
-a hand: `CrashingAgent` raises (in about half of its hands, drawn from its per-hand seed),
+a hand (`MisbehavingAgent`, the base of the hostile agents in ``tests/test_hostile_agents.py``): `CrashingAgent` raises (in about half of its hands, drawn from its per-hand seed),
 `IllegalAgent` returns an action that is not legal, `SlowAgent` sleeps ``SlowAgent.delay``
 seconds. `DieOnceAgent` kills its own process on its
 first decision if the file named by ``$MAHJONG_TOURNAMENT_DIE_ONCE`` does not exist yet (it
@@ -18,15 +18,20 @@ import numpy as np
 
 from agents.random_agent import RandomAgent
 
-__all__ = ["CrashingAgent", "DieOnceAgent", "IllegalAgent", "SlowAgent"]
+__all__ = ["CrashingAgent", "DieOnceAgent", "IllegalAgent", "MisbehavingAgent", "SlowAgent"]
 
 
-class _Misbehaving(RandomAgent):
+class MisbehavingAgent(RandomAgent):
+    """Random play that calls `misbehave` on decision ``at_decision`` of a hand, in a share
+    ``probability`` of hands (drawn from the per-hand seed); subclasses say how."""
+
     at_decision = 3
     probability = 1.0
 
-    def __init__(self, seed: int | None = 0) -> None:
+    def __init__(self, seed: int | None = 0, probability: float | None = None) -> None:
         super().__init__(seed)
+        if probability is not None:
+            self.probability = float(probability)
         self.decisions = 0
         self.misbehaving = True
 
@@ -47,19 +52,19 @@ class _Misbehaving(RandomAgent):
         raise NotImplementedError
 
 
-class CrashingAgent(_Misbehaving):
+class CrashingAgent(MisbehavingAgent):
     probability = 0.5
 
     def misbehave(self, observation: dict[str, np.ndarray]) -> int:
         raise RuntimeError("CrashingAgent crashes on purpose")
 
 
-class IllegalAgent(_Misbehaving):
+class IllegalAgent(MisbehavingAgent):
     def misbehave(self, observation: dict[str, np.ndarray]) -> int:
         return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
 
-class SlowAgent(_Misbehaving):
+class SlowAgent(MisbehavingAgent):
     delay = 1.0
 
     def misbehave(self, observation: dict[str, np.ndarray]) -> int:

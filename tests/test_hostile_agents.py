@@ -1,0 +1,454 @@
+"""Hostile agents against the tournament (issue 13, "The tournament can be bent").
+
+The agents below are tournament entrants written as an adversary would: one that catches
+``BaseException`` and sleeps through its time limit, one that loops forever (also catching
+everything), one that ends its process (``sys.exit`` or ``os._exit``), one that reads the
+runner's module globals to see the wall and every hand, and one that forges its copy of the
+action mask. They enter as ``tests/test_hostile_agents.py:Class?key=value`` specs, so by
+default each runs in its own process (`agents.sandbox`). Every test checks that the hand is
+accounted for: played, the forfeit charged to the offender's seat (it pays 1 point to each
+other seat), and shown in the report. Then the CLI's inputs: numeric flags, resumed databases
+(specs and checksums), locked and hostile database files, a huge schedule, report escaping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.tournament import storage
+from agents.tournament.cli import main
+from agents.tournament.config import TournamentConfig
+from agents.tournament.report import write_report
+from agents.tournament.runner import TournamentError, run_tournament
+from agents.tournament.storage import ResultStore
+from agents.tournament.testing import MisbehavingAgent
+
+HERE = Path(__file__).resolve()
+REPO = HERE.parents[1]
+
+
+# ---------------------------------------------------------------------- the hostile agents
+
+
+class TimeoutCatcher(MisbehavingAgent):
+    """Catches every exception (the runner's alarm included) and keeps sleeping."""
+
+    seconds = 30.0
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, seconds: float = 30.0) -> None:
+        super().__init__(seed, probability)
+        self.seconds = seconds
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        deadline = time.monotonic() + self.seconds
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(0.05)
+            except BaseException:  # noqa: BLE001 - the point of this agent
+                pass
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class InfiniteLooper(MisbehavingAgent):
+    """Never returns, whatever is raised inside it."""
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:  # noqa: BLE001 - the point of this agent
+                pass
+
+
+class Exiter(MisbehavingAgent):
+    """Ends its process: ``how="sys"`` calls ``sys.exit(3)``, ``how="os"`` ``os._exit(3)``."""
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, how: str = "sys") -> None:
+        super().__init__(seed, probability)
+        self.how = how
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        if self.how == "os":
+            os._exit(3)
+        sys.exit(3)
+
+
+class Cheater(MisbehavingAgent):
+    """Looks for the runner's envs in its own process and logs what it could see; plays randomly."""
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, log: str = "") -> None:
+        super().__init__(seed, probability)
+        self.log = log
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        import agents.tournament.play as play
+
+        seen = [len(env.game.wall.tiles) if hasattr(env.game, "wall") else 1 for env in play._ENVS.values()]
+        with open(self.log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"envs": len(play._ENVS), "seen": seen}) + "\n")
+        return super(MisbehavingAgent, self).act(observation)
+
+
+class MaskForger(MisbehavingAgent):
+    """Marks an illegal action legal in its copy of the mask and plays it."""
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+        observation["action_mask"][illegal] = 1
+        return illegal
+
+
+def spec(cls: type, **kwargs: Any) -> str:
+    query = "&".join(f"{k}={v}" for k, v in kwargs.items())
+    return f"{HERE}:{cls.__name__}" + (f"?{query}" if query else "")
+
+
+def config(agents: tuple[tuple[str, str], ...], deals: int = 1, **kwargs: Any) -> TournamentConfig:
+    return TournamentConfig(variant="changchun", agents=agents, deals=deals, seed=kwargs.pop("seed", 5), **kwargs)
+
+
+def check_accounted(db: Path, expected: int) -> Counter:
+    """Every hand is stored once, zero-sum, with each forfeit charged to the seat that made it
+    (−3 for it, +1 for each other seat, API.md "Actions"); returns (agent, kind) counts."""
+    kinds: Counter = Counter()
+    with ResultStore(db) as store:
+        hands = list(store.hands())
+        assert not store.failures()
+    assert len(hands) == expected and len({(h["deal"], h["seating"]) for h in hands}) == expected
+    for hand in hands:
+        assert abs(sum(hand["points"])) < 1e-9
+        forfeit = hand["forfeit"]
+        if forfeit is None:
+            assert hand["result"]["outcome"] in ("win", "draw")
+            continue
+        seat = forfeit["seat"]
+        assert hand["seats"][seat] == forfeit["agent"]
+        assert hand["result"]["outcome"] == "illegal"
+        assert hand["result"]["deltas"] == [-3.0 if s == seat else 1.0 for s in range(4)]
+        kinds[(forfeit["agent"], forfeit["kind"])] += 1
+    return kinds
+
+
+# ---------------------------------------------------------------------- time limits
+
+
+def test_an_agent_that_catches_base_exception_is_killed_at_the_deadline(tmp_path):
+    entrants = (("catcher", spec(TimeoutCatcher, seconds=30)), ("rand", "random"))
+    started = time.monotonic()
+    summary = run_tournament(config(entrants, move_timeout=0.5), tmp_path / "t.sqlite", workers=0)
+    assert time.monotonic() - started < 20  # two 30 s sleeps without a hard deadline
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("catcher", "timeout"): 2}
+    assert all("killed" in f["message"] for f in summary.forfeits)
+
+
+def test_an_infinite_loop_that_catches_everything_does_not_hang_the_tournament(tmp_path):
+    looper = spec(InfiniteLooper)
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"loop={looper}",
+         "random", "--deals", "1", "--move-timeout", "0.5", "--workers", "1", "--db", "t.sqlite", "--quiet",
+         "--no-report"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("loop", "timeout"): 2}
+
+
+def test_building_a_slow_agent_does_not_count_against_the_move_timeout(tmp_path):
+    slow_file = tmp_path / "slow_build.py"
+    slow_file.write_text(
+        "import time\nfrom agents import RandomAgent\n\n"
+        "class SlowBuild(RandomAgent):\n"
+        "    def __init__(self):\n        time.sleep(0.6)\n        super().__init__(0)\n"
+    )
+    entrants = (("slowbuild", f"{slow_file}:SlowBuild"), ("rand", "random"))
+    summary = run_tournament(config(entrants, move_timeout=0.3), tmp_path / "t.sqlite", workers=0)
+    assert summary.hands_played == 2 and not summary.forfeits
+
+
+# ---------------------------------------------------------------------- processes that end
+
+
+@pytest.mark.parametrize("how", ["sys", "os"])
+@pytest.mark.parametrize("workers", [0, 1])
+def test_an_agent_that_ends_its_process_forfeits_and_is_charged(tmp_path, how, workers):
+    entrants = (("exiter", spec(Exiter, how=how)), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=workers)
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("exiter", "exit"): 2}
+    assert summary.hands_played == 2 and not summary.failures
+
+
+def test_sys_exit_in_process_with_no_workers_does_not_end_the_run(tmp_path):
+    entrants = (("exiter", spec(Exiter, how="sys")), ("rand", "random"))
+    run_tournament(config(entrants, deals=2), tmp_path / "t.sqlite", workers=0, isolate="none")
+    assert check_accounted(tmp_path / "t.sqlite", 4) == {("exiter", "exit"): 4}
+
+
+def test_os_exit_in_process_kills_the_worker_and_the_replay_charges_the_agent(tmp_path):
+    entrants = (("exiter", spec(Exiter, how="os")), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1, isolate="none")
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("exiter", "exit"): 2}
+    assert not summary.failures  # not a silent "failure" left out of the statistics
+
+
+# ---------------------------------------------------------------------- hidden information
+
+
+def test_an_isolated_agent_cannot_read_the_runner_globals(tmp_path):
+    log = tmp_path / "cheat.log"
+    entrants = (("cheater", spec(Cheater, log=log)), ("rand", "random"))
+    run_tournament(config(entrants, deals=2), tmp_path / "t.sqlite", workers=0)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) == 8 and all(line["envs"] == 0 for line in lines)  # the cheater looked and saw no env
+
+
+def test_the_cheater_does_see_the_game_when_trusted_in_process(tmp_path):
+    """The cheater works: in-process (``isolate="none"``, the user trusting it) it finds the env."""
+    log = tmp_path / "cheat.log"
+    entrants = (("cheater", spec(Cheater, log=log)), ("rand", "random"))
+    run_tournament(config(entrants), tmp_path / "t.sqlite", workers=0, isolate="none")
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines and all(line["envs"] >= 1 for line in lines)
+
+
+@pytest.mark.parametrize("isolate", ["auto", "none"])
+def test_a_forged_mask_is_judged_by_the_env_and_forfeits(tmp_path, isolate):
+    entrants = (("forger", spec(MaskForger)), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=0, isolate=isolate)
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("forger", "illegal"): 2}
+    assert all("illegal action" in f["message"] for f in summary.forfeits)
+
+
+# ---------------------------------------------------------------------- every hand accounted for
+
+
+def _hostile_field(tmp_path: Path, probability: float) -> tuple[tuple[str, str], ...]:
+    return (
+        ("catcher", spec(TimeoutCatcher, probability=probability, seconds=30)),
+        ("looper", spec(InfiniteLooper, probability=probability)),
+        ("sysexit", spec(Exiter, probability=probability, how="sys")),
+        ("osexit", spec(Exiter, probability=probability, how="os")),
+        ("cheater", spec(Cheater, probability=probability, log=tmp_path / "cheat.log")),
+        ("forger", spec(MaskForger, probability=probability)),
+        ("rand", "random"),
+    )
+
+
+def _accounting(tmp_path: Path, deals: int, probability: float, workers: int) -> None:
+    field = _hostile_field(tmp_path, probability)
+    db = tmp_path / "field.sqlite"
+    summary = run_tournament(
+        config(field, deals=deals, seed=9, move_timeout=0.3), db, workers=workers, load_timeout=120
+    )
+    kinds = check_accounted(db, 4 * deals)
+    expected = {"catcher": "timeout", "looper": "timeout", "sysexit": "exit", "osexit": "exit", "forger": "illegal"}
+    assert {agent for agent, _ in kinds} == set(expected)  # every kind of hostile agent was caught
+    for (agent, kind), _count in kinds.items():
+        assert expected[agent] == kind
+    assert summary.hands_played == 4 * deals and not summary.failures
+    by_name = {a.name: a for a in summary.agents}
+    assert by_name["rand"].forfeit_rate == 0 and by_name["cheater"].forfeit_rate == 0
+    assert all(json.loads(line)["envs"] == 0 for line in (tmp_path / "cheat.log").read_text().splitlines())
+    with ResultStore(db) as store:
+        write_report(summary, store, tmp_path / "report")
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert text.count("\n- deal ") >= sum(kinds.values())  # every forfeit listed in the report
+
+
+def test_a_field_of_hostile_agents_leaves_every_hand_accounted_for(tmp_path):
+    _accounting(tmp_path, deals=7, probability=1.0, workers=2)
+
+
+@pytest.mark.slow
+def test_a_thousand_hands_with_hostile_agents_are_all_accounted_for(tmp_path):
+    _accounting(tmp_path, deals=250, probability=0.3, workers=2)
+
+
+# ---------------------------------------------------------------------- flags
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--move-timeout", "inf"),
+        ("--move-timeout", "1e10"),
+        ("--move-timeout", "nan"),
+        ("--move-timeout", "0"),
+        ("--move-timeout", "3601"),
+        ("--deals", "10000000000"),
+        ("--seed", "-1"),
+        ("--seed", str(2**64)),
+        ("--workers", "100000"),
+        ("--max-attempts", "0"),
+        ("--load-timeout", "inf"),
+    ],
+)
+def test_numeric_flags_out_of_range_fail_with_one_line_naming_the_flag(tmp_path, capsys, flag, value):
+    db = tmp_path / "x.sqlite"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--variant", "changchun", "--agents", "random", "heuristic", flag, value, "--db", str(db), "--quiet"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"argument {flag}" in error and "Traceback" not in error
+    assert not db.exists()
+
+
+def test_a_huge_number_of_deals_starts_playing_at_once(tmp_path):
+    class Stop(Exception):
+        pass
+
+    def stop(hand):
+        raise Stop
+
+    started = time.monotonic()
+    with pytest.raises(Stop):
+        run_tournament(
+            config((("a", "random"), ("b", "random")), deals=10_000_000), tmp_path / "t.sqlite", workers=0, on_hand=stop
+        )
+    assert time.monotonic() - started < 15  # scheduling 20 million hands up front takes minutes and gigabytes
+
+
+# ---------------------------------------------------------------------- resumed databases
+
+
+def _tamper_specs(db: Path, specs: list[list[str]]) -> None:
+    with sqlite3.connect(db) as conn:
+        data = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+        data["agents"] = specs
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(data),))
+
+
+def test_resume_never_runs_specs_stored_in_the_database(tmp_path):
+    db = tmp_path / "t.sqlite"
+    assert main(["--variant", "changchun", "--agents", "a=random", "b=random", "--deals", "1", "--workers", "0",
+                 "--db", str(db), "--quiet", "--no-report"]) == 0  # fmt: skip
+    _tamper_specs(db, [["a", "os:abort"], ["b", "random"]])
+    for extra in ([], ["--agents", "a=random", "b=random"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "agents.tournament", "--db", str(db), "--resume", "--deals", "2", "--workers", "0",
+             "--quiet", "--no-report", *extra],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 2, (result.returncode, result.stderr)  # not killed by os.abort
+        assert "--agents" in result.stderr or "differ" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_resume_refuses_an_entrant_whose_file_changed_and_works_from_another_folder(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mine.py").write_text("from agents import RandomAgent\n\nclass Mine(RandomAgent):\n    pass\n")
+    args = ["--variant", "changchun", "--deals", "1", "--workers", "0", "--quiet", "--no-report"]
+    run = dict(capture_output=True, text=True, timeout=120)
+    first = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", *args, "--agents", "m=mine.py:Mine", "random", "--db", "t.sqlite"],
+        cwd=work, **run,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    elsewhere = [sys.executable, "-m", "agents.tournament", "--db", str(work / "t.sqlite"), "--resume",
+                 "--agents", f"m={work / 'mine.py'}:Mine", "random", "--workers", "0", "--quiet", "--no-report"]  # fmt: skip
+    second = subprocess.run([*elsewhere, "--deals", "2"], cwd=tmp_path, **run)
+    assert second.returncode == 0, second.stderr  # the stored spec names the file by its absolute path
+    (work / "mine.py").write_text("from agents import RandomAgent\n\nclass Mine(RandomAgent):\n    cheat = 1\n")
+    third = subprocess.run([*elsewhere, "--deals", "3"], cwd=tmp_path, **run)
+    assert third.returncode == 2 and "changed" in third.stderr and "mine.py" in third.stderr
+    with ResultStore(work / "t.sqlite") as store:
+        assert len(store.done()) == 4
+
+
+# ---------------------------------------------------------------------- database files
+
+
+def test_a_locked_database_gives_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(storage, "LOCK_TIMEOUT", 0.05)
+    db = tmp_path / "t.sqlite"
+    ResultStore(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--variant", "changchun", "--agents", "random", "random", "--deals", "1", "--workers", "0",
+                  "--db", str(db), "--quiet", "--no-report"])  # fmt: skip
+    finally:
+        holder.close()
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "locked by another process" in error[0]
+
+
+def _hostile_databases(tmp_path: Path) -> dict[str, Path]:
+    good = tmp_path / "good.sqlite"
+    assert main(["--variant", "changchun", "--agents", "a=random", "b=random", "--deals", "1", "--workers", "0",
+                 "--db", str(good), "--quiet", "--no-report"]) == 0  # fmt: skip
+    files = {}
+
+    def variant(name: str, sql: str) -> None:
+        path = tmp_path / f"{name}.sqlite"
+        path.write_bytes(good.read_bytes())
+        with sqlite3.connect(path) as conn:
+            conn.executescript(sql)
+        files[name] = path
+
+    (tmp_path / "text.sqlite").write_text("this is not a database\n" * 100)
+    files["text"] = tmp_path / "text.sqlite"
+    variant("config-not-json", "UPDATE meta SET value = '{oops' WHERE key = 'config';")
+    variant("config-wrong-types", """UPDATE meta SET value = '{"variant": 3, "agents": 5}' WHERE key = 'config';""")
+    variant("config-huge-deals", """UPDATE meta SET value = json_set(value, '$.deals', 1e300) WHERE key = 'config';""")
+    variant("record-not-json", "UPDATE hands SET record = 'nope', result = '[1' ;")
+    variant("missing-seats", "DELETE FROM seats WHERE seat = 2;")
+    variant("trigger", "CREATE TRIGGER t AFTER INSERT ON hands BEGIN DELETE FROM seats; END;")
+    variant("wrong-table", "DROP TABLE hands; CREATE TABLE hands (x);")
+    variant("newer-schema", "UPDATE meta SET value = '99' WHERE key = 'schema';")
+    return files
+
+
+def test_hostile_database_files_give_one_line_errors(tmp_path, capsys):
+    for name, path in _hostile_databases(tmp_path).items():
+        for argv in (
+            ["export", "--db", str(path), "--jsonl", str(tmp_path / "out.jsonl")],
+            ["--db", str(path), "--resume", "--trust-db", "--workers", "0", "--quiet", "--no-report"],
+        ):
+            with pytest.raises(SystemExit) as exit_info:
+                main(argv)
+            error = capsys.readouterr().err.strip().splitlines()
+            assert exit_info.value.code == 2, (name, error)
+            assert len(error) == 1 and "error:" in error[0] and "Traceback" not in error[0], (name, error)
+
+
+# ---------------------------------------------------------------------- the report
+
+
+class Shouter(MisbehavingAgent):
+    """Raises an exception whose text is markup and a Markdown link."""
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        raise RuntimeError("<script>alert(1)</script> [click](javascript:alert(2)) | table | **bold**")
+
+
+def test_the_report_escapes_agent_exception_text(tmp_path):
+    entrants = (("shouter", spec(Shouter)), ("rand", "random"))
+    db = tmp_path / "t.sqlite"
+    summary = run_tournament(config(entrants), db, workers=0)
+    assert summary.forfeits
+    with ResultStore(db) as store:
+        write_report(summary, store, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "&lt;script&gt;alert" in md and "<script>" not in md and "](javascript:" not in md
+    assert "<script>alert" not in page
+
+
+def test_run_tournament_rejects_an_unknown_isolation_mode(tmp_path):
+    with pytest.raises(TournamentError, match="isolate"):
+        run_tournament(config((("a", "random"), ("b", "random"))), tmp_path / "t.sqlite", isolate="some")
