@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -21,6 +23,7 @@ from agents.tournament.storage import ResultStore
 from mahjong_env import changchun_v0, replay, xinjiang_v0
 from mahjong_env.actions import action_id, action_name
 from mahjong_env.engine.state import Phase
+from mahjong_env.rules.base import make_config
 from mahjong_env.rules.changchun import PROFILES, ChangchunConfig
 from mahjong_env.rules.xinjiang import XinjiangConfig
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
@@ -129,6 +132,46 @@ def test_record_holds_the_resolved_fields_and_replays_without_the_table():
     assert record["config"] == raw.config.to_dict()
     assert {name: record["config"][name] for name in MIL2024} == MIL2024
     assert replay(record) == [h["result"] for h in record["hands"]]
+
+
+# ------------------------------------------------------------------------------ the docs
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def _doc_table(text: str, heading: str) -> tuple[list[str], dict[str, list]]:
+    """The profile names and the rows (field -> values) of the table under ``heading``."""
+    section = text.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    profiles = re.findall(r"`([^`]+)`", lines[0])
+    rows = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = [json.loads(c.strip("`")) for c in cells[2:]]
+    return profiles, rows
+
+
+@pytest.mark.parametrize("heading,cls", [("Changchun", ChangchunConfig), ("Xinjiang", XinjiangConfig)])
+def test_profiles_doc_lists_every_profile_and_field_as_the_code_resolves_them(heading, cls):
+    profiles, rows = _doc_table((DOCS / "profiles.md").read_text(encoding="utf-8"), heading)
+    assert sorted(profiles) == sorted(cls.profiles)
+    resolved = {p: make_config(cls, {"profile": p}).to_dict() for p in profiles}
+    assert set(rows) == set(resolved["seed"]), "docs/profiles.md: the fields differ from the config's"
+    for field, values in rows.items():
+        assert values == [resolved[p][field] for p in profiles], field
+
+
+def test_every_section_cited_in_the_code_is_in_docs_rules():
+    # the code cites RULES.md sections in comments (# C8); docs/rules.md keeps their numbers
+    sections = set(re.findall(r"^\*\*([RXC]\d+) ", (DOCS / "rules.md").read_text(encoding="utf-8"), re.M))
+    root = DOCS.parent
+    cited = set()
+    for path in [*root.glob("mahjong_env/**/*.py"), *root.glob("agents/**/*.py")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if "#" in line:
+                cited.update(re.findall(r"(?<![A-Za-z0-9_])([RXC]\d{1,2})(?![0-9])", line.split("#", 1)[1]))
+    assert {"R13", "C8", "C14", "X5"} <= cited
+    assert cited <= sections, sorted(cited - sections)
 
 
 # ---------------------------------------------------------------------- every constructor
