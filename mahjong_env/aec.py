@@ -290,7 +290,14 @@ class MahjongEnv(AECEnv):
         return [A.action_name(a) for a in game.legal_actions()]
 
     def view(self, agent: str) -> dict[str, Any]:
-        """``agent``'s view of the table in readable form (API.md)."""
+        """``agent``'s view of the table in readable form (API.md).
+
+        ``phase``, ``claim``, ``to_move`` (present while a player is to move): while a player
+        decides privately (``claim``, ``rob``, ``bao_view``, ``duibao``, ``fenzhang``), only that
+        player's view shows the phase, the claim and ``to_move``; every other view shows
+        ``"phase": "turn"``, ``"claim": None`` and no ``to_move`` (RULES.md R13: whether anybody
+        is asked depends on hidden tiles, and such a state is never one in which the others act).
+        """
         return table_view(self.game, _SEAT[agent], self.config.concealed_kong_visible)
 
     def render_view(self, agent: str) -> str:
