@@ -343,4 +343,7 @@ def make_env_factory(raw_cls: type) -> Any:
         wrapped = wrappers.OrderEnforcingWrapper(wrapped)
         return wrapped
 
+    env.__doc__ = raw_cls.__doc__  # help(changchun_v0.env) shows the variant's documentation
+    env.__module__ = raw_cls.__module__
+    env.__qualname__ = "env"
     return env

@@ -1,28 +1,55 @@
 """Changchun mahjong 长春麻将 as a PettingZoo AEC environment (``changchun_v0``).
 
 Description
-    Four players, 136 tiles; chow from the previous player, special kongs (旋风杠 喜杠 幺蛋
-    九蛋), optional ready, the bao 宝牌, and the winning conditions 三色全 幺九 一叉
-    (RULES.md C1–C13). README.md has the rules summary, actions and observation channels.
+    Four players, 136 tiles; chow from the previous player only, pong and kong; special kongs
+    (旋风杠 喜杠 幺蛋 九蛋), optional ready (听), the bao 宝牌 (摸宝, 对宝, 换宝), and the
+    winning conditions 三色全 幺九 一叉 手把一; per-payer fans (RULES.md C1-C14). README.md has
+    the rules summary.
 
 Action Space
-    ``Discrete(182)``, `mahjong_env.actions`.
+    ``Discrete(182)``, the table both variants share (`mahjong_env.actions`): 0-33 discard T,
+    34-67 ready (听) and discard T, 68-101 concealed kong, 102-135 added kong, 136-169 special
+    addition, 170-172 chow low/mid/high, 173 pong, 174 kong, 175 win, 176 pass, 177 view the
+    bao, 178-181 special groups. An action must be a Python or numpy integer; a masked-out one
+    is handled by ``illegal_action``. ``raw_env.legal_actions(agent)`` names the legal ones.
 
 Observation Space
-    ``{"observation": float32 (NUM_CHANNELS, 34), "action_mask": int8 (182,)}``, see
-    `mahjong_env.observation`; the bao enters a player's observation only after it views it.
+    ``Dict({"observation": Box(float32, (NUM_CHANNELS, 34)), "action_mask": Box(int8, (182,))})``:
+    feature planes over the 34 tile kinds, seats relative to the observer, holding exactly what
+    RULES.md R13 lets that player see (channel table: `mahjong_env.observation` and the
+    README). The mask marks the legal actions of the player to move (all zero for the others).
+    ``raw_env.view(agent)`` gives the same information as a readable dict, ``state()`` the
+    privileged global state for centralised critics (never for tournament agents).
+    The bao enters a player's observation only after it has viewed it (C8).
 
 Rewards
-    Each step's change in points (R12): kong payments (C12) when a kong stands, never
-    refunded; each payer's 2^(F−1) (cap 64) when the hand is won.
+    Each step's change in points (R12, zero-sum): kong payments (C12) when a kong stands, never
+    refunded; each payer's 2^(F-1) points (capped by ``fan_cap``) when the hand is won. Over a
+    hand each agent's cumulative reward is ``deltas + kong_deltas`` of its seat in
+    ``info["result"]``.
 
 Episode End
-    After ``num_hands`` hands (default 1); a hand ends at the first win or when only seven
-    whole stacks remain (C13).
+    Terminated after ``num_hands`` hands (default 1); a hand ends at the first win, when only
+    seven whole stacks remain (C13, drawn hand), or at a penalised illegal action. Never
+    truncated. ``info["result"]`` (API.md "Results") is set on the step that ends each hand.
 
 Arguments
-    ``render_mode``, ``num_hands``, ``render_seat``, ``illegal_action`` ("raise" | "penalize"),
-    and every field of `mahjong_env.rules.changchun.ChangchunConfig`.
+    ``env(render_mode=None, num_hands=1, render_seat=None, illegal_action="raise", profile="seed", **rules)``
+
+    - ``render_mode``: None, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+    - ``num_hands``: hands per episode; a match rotates the dealer by R11 and carries the
+      scores over.
+    - ``render_seat``: None renders the full table, a seat 0-3 that player's view.
+    - ``illegal_action``: ``"raise"`` (ValueError naming the legal actions; nothing changes) or
+      ``"penalize"`` (the offender pays 1 point to each other seat and the episode ends).
+    - ``profile``: a named set of rule values (``"seed"``, the default, or ``"mil2024"``, RULES.md C14); explicit rule keywords override it.
+    - ``**rules``: any field of `mahjong_env.rules.changchun.ChangchunConfig` (frozen dataclass; the defaults are RULES.md's).
+      An unknown keyword or a bad value raises ValueError naming it.
+
+    ``reset(seed=None, options=None)``: options ``dealer``, ``hands`` + ``wall`` (a custom
+    deal), ``dice``, ``silver`` (API.md "Reset options"); every option is checked before
+    anything changes. ``env()`` wraps ``raw_env`` in PettingZoo's ``AssertOutOfBoundsWrapper``
+    and ``OrderEnforcingWrapper``.
 
 Version History
     v0: initial release.
@@ -38,6 +65,7 @@ __all__ = ["env", "raw_env"]
 
 class raw_env(MahjongEnv):  # noqa: N801 (PettingZoo naming)
     metadata = {"render_modes": ["ansi", "human"], "name": "changchun_v0", "is_parallelizable": False}
+    __doc__ = __doc__  # help(raw_env) shows the module's documentation
     rules_class = ChangchunRules
     config_class = ChangchunConfig
 

@@ -38,7 +38,7 @@ from mahjong_env.records import check_record, replay_match
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
 from mahjong_env.view import table_view
 
-__all__ = ["Narrator", "describe_result", "fan_cap_note", "replay_frames", "replay_html", "write_replay", "FAN_TERMS"]
+__all__ = ["Narrator", "describe_result", "fan_cap_note", "reason_text", "replay_frames", "replay_html", "write_replay", "FAN_TERMS"]
 
 FAN_TERMS: dict[str, tuple[str, str]] = {
     "pinghu": ("平胡", "basic win"),
@@ -88,7 +88,17 @@ REASON_TERMS: dict[str, tuple[str, str]] = {
     "kong": ("杠分", "kong payment"),
     "kong_refund": ("退杠", "kong refund"),
     "illegal": ("违规", "illegal action"),
+    "bao_draw": ("摸宝", "bao draw"),
+    "bao_match": ("对宝", "bao match"),
+    "baozhuang": ("包庄", "an unready discarder pays for all"),
 }
+"""Chinese term and English gloss of every payment reason (API.md "Results")."""
+
+
+def reason_text(reason: str) -> str:
+    """``"杠分 kong payment"``: a payment reason in words (the key itself if unknown)."""
+    chinese, english = REASON_TERMS.get(reason, ("", reason))
+    return f"{chinese} {english}".strip()
 
 _CLAIM_VERBS = {
     A.CHOW_LOW: "chows (吃)",
@@ -153,6 +163,7 @@ class Narrator:
         self._rolls = len(game.dice.rolls)
         self._bao = game.bao
         self._history = [h[2] for h in game.history]
+        self._payments = len(game.payments)
 
     def sees(self, game: Any) -> bool:
         """Whether ``seat`` sees the current state as a step of its own (see the module doc)."""
@@ -175,6 +186,7 @@ class Narrator:
         for i, flag in enumerate(h[2] for h in game.history):
             if flag and (i >= len(self._history) or not self._history[i]) and best is not None:
                 self.claimed_by[i] = best[2]
+        lines.extend(self._kong_payment_lines(game.payments[self._payments :]))
         for roll in game.dice.rolls[self._rolls :]:
             lines.append(self._roll_line(roll))
         if self._rolls < len(game.dice.rolls) and self.seat is None:
@@ -190,6 +202,21 @@ class Narrator:
         if self.seat is None or actor == self.seat or self._phase == Phase.TURN:
             return [self._action_line(None, actor, name)]
         return []
+
+    @staticmethod
+    def _kong_payment_lines(payments: list[dict[str, Any]]) -> list[str]:
+        """A kong's payments (R7, X7 刮风下雨, C12, the special groups' 杠分) as they happen; a
+        hand's settlement is told with its result."""
+        by_payee: dict[int, list[dict[str, Any]]] = {}
+        for p in payments:
+            if p["reason"] == "kong":
+                by_payee.setdefault(p["to"], []).append(p)
+        lines = []
+        for payee, items in by_payee.items():
+            total = sum(p["points"] for p in items)
+            each = ", ".join(f"{_player(p['from'])} {p['points']:g}" for p in items)
+            lines.append(f"{_player(payee)} receives {total:g} point(s) for the kong ({reason_text('kong')}): {each}")
+        return lines
 
     def _roll_line(self, roll: int) -> str:
         change = " (换宝, the bao changes)" if self._bao is not None else ""

@@ -6,7 +6,9 @@ words (only what that player saw: `mahjong_env.html_replay.Narrator`), and the l
 are listed by number and name. An answer is a number, an action name (``discard 5m``,
 ``pong``), or a bare tile (``5m``, short for ``discard 5m``); anything else is refused with a
 message saying why, and the question is asked again. ``help`` redraws the table, ``quit`` (or
-the end of input) leaves the game. After every hand the settlement is printed; with ``save``
+the end of input) leaves the game. After every hand the settlement is printed (every payment
+once, with its reason; a kong's payments are also told when the kong stands); in a match of
+several hands the next hand waits for Enter. With ``save``
 the game record is appended to a JSON Lines file (API.md "Game records"), also when the
 person leaves early (the record then ends mid-hand and still replays).
 
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mahjong_env import actions as A
-from mahjong_env.html_replay import FAN_TERMS, REASON_TERMS, Narrator, describe_result
+from mahjong_env.html_replay import FAN_TERMS, Narrator, describe_result, fan_cap_note, reason_text
+from mahjong_env.policies import build_policy, decision_info
 from mahjong_env.records import write_jsonl
 from mahjong_env.tiles import TILE_NAMES
 
@@ -33,13 +36,9 @@ _HELP = {"?", "h", "help"}
 
 
 def _env_module(variant: str) -> Any:
-    from mahjong_env import changchun_v0, xinjiang_v0
+    from mahjong_env.variants import get_variant
 
-    modules = {"changchun": changchun_v0, "xinjiang": xinjiang_v0}
-    key = variant.removesuffix("_v0")
-    if key not in modules:
-        raise ValueError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
-    return modules[key]
+    return get_variant(variant).env_module  # "changchun" or "changchun_v0"
 
 
 def _opponent_specs(opponents: str) -> list[str]:
@@ -74,12 +73,14 @@ def parse_choice(text: str, legal: list[str]) -> tuple[str | None, str]:
     return None, f"{name!r} is not legal now; legal actions: {', '.join(legal)}"
 
 
-def settlement_text(result: dict[str, Any], seat: int | None = None) -> str:
-    """The settlement of one hand as text: outcome, fans, points per seat, every payment."""
+def settlement_text(result: dict[str, Any], seat: int | None = None, config: Any = None) -> str:
+    """The settlement of one hand as text: outcome, fans (with the cap, given the rule
+    ``config``), points per seat, every payment."""
     lines = [describe_result(result)]
     if result.get("fans"):
         fans = ", ".join(f"{name} {FAN_TERMS.get(name, (name, ''))[0]} {value}" for name, value in result["fans"])
-        lines.append(f"  fans 番: {fans} (total {result['total_fan']})")
+        note = fan_cap_note(result, config) if config is not None else None
+        lines.append(f"  fans 番: {fans} (total {result['total_fan']}{'; ' + note if note else ''})")
     if result.get("payer_fans"):
         lines.append("  fan per payer: " + ", ".join("-" if f is None else str(f) for f in result["payer_fans"]))
     lines.append(f"  {'seat':<12}{'hand':>8}{'kongs':>8}{'total':>8}")
@@ -88,8 +89,7 @@ def settlement_text(result: dict[str, Any], seat: int | None = None) -> str:
         mark = "  (you)" if s == seat else ""
         lines.append(f"  player_{s:<5}{hand:>+8g}{kongs:>+8g}{hand + kongs:>+8g}{mark}")
     for p in result.get("payments", []):
-        reason = REASON_TERMS.get(p["reason"], (p["reason"], p["reason"]))
-        lines.append(f"  player_{p['from']} pays player_{p['to']} {p['points']:g} ({reason[1]} {reason[0]})")
+        lines.append(f"  player_{p['from']} pays player_{p['to']} {p['points']:g} ({reason_text(p['reason'])})")
     lines.append(f"  next dealer 庄: player_{result['next_dealer']}")
     return "\n".join(lines)
 
@@ -126,6 +126,24 @@ def _ask(raw: Any, agent: str, seat: int, stdin: TextIO, out: TextIO) -> int:
         out.write(f"  {message}\n")
 
 
+def _pause(stdin: TextIO, out: TextIO, prompt: str) -> None:
+    """Wait for the person between the hands of a match (any line goes on, 'quit' leaves)."""
+    out.write(prompt)
+    out.flush()
+    try:
+        line = stdin.readline()
+    except KeyboardInterrupt:
+        out.write("\n")
+        raise _Quit("interrupted") from None
+    if not line:
+        out.write("\n")
+        raise _Quit("end of input")
+    if not _interactive(stdin):
+        out.write(line if line.endswith("\n") else line + "\n")
+    if line.strip().lower() in _QUIT:
+        raise _Quit("quit")
+
+
 def _interactive(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
@@ -151,12 +169,11 @@ def play(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Play ``hands`` hands of ``variant`` as ``player_{seat}`` against ``opponents`` (an
-    `agents.load` spec, or three separated by commas for the seats after yours in order).
+    """Play ``hands`` hands (one match of ``num_hands=hands``) of ``variant`` as
+    ``player_{seat}`` against ``opponents``: a policy spec registered in the
+    ``mahjong_env.policies`` entry-point group (``random``, ``heuristic``, ``torch:ckpt.pt``,
+    see `mahjong_env.policies`), or three separated by commas for the seats after yours in order.
     Returns the game record (saved to ``save`` if given), also when the person quits early."""
-    import agents
-    from agents.base import agent_info
-
     stdin = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     if isinstance(seat, bool) or seat not in (0, 1, 2, 3):
@@ -167,7 +184,7 @@ def play(
     bots = {}
     for i, spec in enumerate(specs):
         other = (seat + 1 + i) % 4
-        bots[other] = agents.load(spec, seed=base_seed * 4 + other)
+        bots[other] = build_policy(spec, base_seed * 4 + other)
     env = module.env(num_hands=hands)
     env.reset(seed=seed)
     raw = env.unwrapped
@@ -197,7 +214,7 @@ def play(
                 log.clear()
                 action = _ask(raw, agent, seat, stdin, out)
             else:
-                action = int(bots[actor].act(observation, agent_info(env, agent)))
+                action = bots[actor].act(observation, decision_info(env, agent))
             name = A.action_name(action)
             env.step(action)
             result = env.infos[agent].get("result")  # set only on the step that ends a hand
@@ -207,7 +224,9 @@ def play(
                     out.write(f"  · {line}\n")
                 log.clear()
                 results.append(result)
-                out.write(f"\n=== hand {len(results) - 1} settlement 结算 ===\n{settlement_text(result, seat)}\n")
+                out.write(f"\n=== hand {len(results) - 1} settlement 结算 ===\n{settlement_text(result, seat, raw.config)}\n")
+                if not raw.game.over:  # a match: the next hand waits for the person
+                    _pause(stdin, out, f"Press Enter for hand {len(results)} of {hands} ('quit' leaves): ")
                 narrator.start(raw.game)
                 for bot in bots.values():
                     bot.reset()

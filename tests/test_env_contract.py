@@ -445,3 +445,22 @@ def test_cli_replay_reports_a_malformed_record_in_one_line(tmp_path: Any, record
     assert main(["replay", str(path), "--record", "1", "-o", str(tmp_path / "y.html")]) == 2
     (tmp_path / "db.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     assert main(["replay", str(tmp_path / "db.sqlite")]) == 2
+
+
+# ---------------------------------------------------------------------- documentation
+
+
+SECTIONS = ("Description", "Action Space", "Observation Space", "Rewards", "Episode End", "Arguments", "Version History")
+
+
+@pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
+def test_env_and_raw_env_have_gymnasium_style_docs(module: Any) -> None:
+    import pydoc
+
+    for obj in (module.env, module.raw_env):
+        assert obj.__doc__, f"{module.__name__}.{obj.__name__} has no docstring"
+        text = pydoc.render_doc(obj, renderer=pydoc.plaintext)
+        for section in SECTIONS:
+            assert f"\n{section}\n" in obj.__doc__ and section in text, (obj, section)
+        fields = module.raw_env.config_class.__name__
+        assert fields in obj.__doc__ and "illegal_action" in obj.__doc__ and "num_hands" in obj.__doc__

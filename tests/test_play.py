@@ -114,3 +114,74 @@ def test_bad_options_are_refused() -> None:
         play("changchun", seat=4, stdin=io.StringIO(""), stdout=io.StringIO())
     with pytest.raises(ValueError, match="opponents"):
         play("changchun", opponents="random,random", stdin=io.StringIO(""), stdout=io.StringIO())
+
+
+class _Scripted:
+    """stdin that answers the question the player was just asked: the first legal action to
+    "player_N> ", and ``pause`` to the between-hands prompt."""
+
+    def __init__(self, out: io.StringIO, pause: str) -> None:
+        self.out = out
+        self.pause = pause
+        self.pauses = 0
+
+    def readline(self) -> str:
+        if self.out.getvalue().endswith("('quit' leaves): "):
+            self.pauses += 1
+            return self.pause + "\n"
+        return "0\n"
+
+
+def test_a_match_pauses_after_each_settlement() -> None:
+    out = io.StringIO()
+    stdin = _Scripted(out, "")
+    record = play("changchun", seat=0, opponents="random", seed=3, hands=3, stdin=stdin, stdout=out)  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert stdin.pauses == 2 and len(record["hands"]) == 3 and record["num_hands"] == 3
+    for h in (0, 1):
+        settled = text.index(f"=== hand {h} settlement")
+        pause = text.index(f"Press Enter for hand {h + 1} of 3", settled)
+        assert pause < text.index(f"=== hand {h + 1} settlement")
+    assert "Press Enter for hand 3" not in text  # the last hand: the match is over
+
+    out = io.StringIO()
+    record = play("xinjiang", seat=1, opponents="random", seed=3, hands=2, stdin=_Scripted(out, "quit"), stdout=out)  # type: ignore[arg-type]
+    assert "leaving the game (quit)" in out.getvalue()
+    assert record["hands"][0]["result"] is not None and record["hands"][1]["actions"] == []
+
+
+def test_payment_reasons_print_once() -> None:
+    result = {
+        "outcome": "win", "winner": 1, "method": "bao_draw", "tile": "5m", "fans": [["mobao", 2]], "total_fan": 2,
+        "deltas": [-2.0, 6.0, -2.0, -2.0], "kong_deltas": [0.0] * 4, "dealer": 0, "next_dealer": 1,
+        "payments": [{"from": s, "to": 1, "points": 2.0, "reason": "bao_draw"} for s in (0, 2, 3)]
+        + [{"from": 0, "to": 1, "points": 0.0, "reason": "made_up_reason"}],
+    }
+    text = settlement_text(result, 1)
+    assert "player_0 pays player_1 2 (摸宝 bao draw)" in text
+    assert "bao_draw bao_draw" not in text and "bao draw bao draw" not in text
+    assert "(made_up_reason)" in text
+
+
+def test_kong_payments_are_told_when_the_kong_stands() -> None:
+    from scenario import act, deal
+
+    from mahjong_env import changchun_v0, xinjiang_v0
+    from mahjong_env.html_replay import Narrator
+
+    # Changchun 旋风杠 (C6) on the dealer's first turn; Xinjiang concealed kong (刮风下雨, X7)
+    cases = [
+        (lambda: deal(changchun_v0, ["1234z5z123m456p78s9s", None, None, None], dealer=0), "special_winds"),
+        (lambda: deal(xinjiang_v0, ["8888p123m456s1z2z3z4z", None, None, None], tail="1s"), "concealed_kong 8p"),
+    ]
+    for make, action in cases:
+        for seat in (None, 0, 2):  # the full table, the konger, another player: payments are public
+            env = make()
+            narrator = Narrator(seat, bool(env.config.concealed_kong_visible))
+            narrator.start(env.game)
+            before = env.game.scores[0]
+            act(env, f"player_0: {action}")
+            gained = env.game.scores[0] - before
+            assert gained > 0
+            told = [line for line in narrator.step(env.game, 0, action) if "for the kong" in line]
+            assert len(told) == 1 and told[0].startswith(f"player_0 receives {gained:g} point(s)"), told
