@@ -19,6 +19,7 @@ from pettingzoo.utils import wrappers
 from mahjong_env import actions as A
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
+from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
 from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_state, observation_box, state_box
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.xinjiang import MAX_SILVER
@@ -118,9 +119,12 @@ class MahjongEnv(AECEnv):
         num_hands: int = 1,
         render_seat: int | None = None,
         illegal_action: str = "raise",
+        analysis_features: bool = False,
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
+        if not isinstance(analysis_features, bool):
+            raise ValueError(f"analysis_features must be True or False, got {analysis_features!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if isinstance(num_hands, bool) or not isinstance(num_hands, int) or num_hands < 1:
@@ -140,7 +144,7 @@ class MahjongEnv(AECEnv):
         self._action_space = spaces.Discrete(A.NUM_ACTIONS)
         self._observation_space = spaces.Dict(
             {
-                "observation": observation_box(),
+                "observation": observation_box(ANALYSIS_PIECES if analysis_features else ()),
                 "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
             }
         )
@@ -150,6 +154,8 @@ class MahjongEnv(AECEnv):
         self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)
+        self.analysis_features = analysis_features
+        """Append `mahjong_env.features.ANALYSIS_CHANNELS` to every observation (from the player's view)."""
         self._custom_silver: list[float] | None = None
 
     # ------------------------------------------------------------------ spaces
@@ -280,7 +286,11 @@ class MahjongEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = _SEAT[agent]
         obs = self._encoder.encode(self.game, seat, self._buffer).copy()
-        return {"observation": obs, "action_mask": self.action_mask(agent)}
+        mask = self.action_mask(agent)
+        if self.analysis_features:  # computed from the player's own view only (R13)
+            extra = analysis_planes(self.view(agent), self.metadata["name"].removesuffix("_v0"), self.config.to_dict(), mask)
+            obs = np.concatenate([obs, extra])
+        return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self, agent: str) -> list[str]:
         """Names of ``agent``'s legal actions (empty when it is not deciding)."""

@@ -37,10 +37,12 @@ import numpy as np
 from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
+from mahjong_env.observation import Piece
 from mahjong_env.tiles import NUM_KINDS, parse_tiles
 
 __all__ = [
     "ANALYSIS_CHANNELS",
+    "ANALYSIS_PIECES",
     "MeldSummary",
     "PlayerAnalysis",
     "analysis_planes",
@@ -62,6 +64,9 @@ ANALYSIS_CHANNELS = (
     "seven_pairs",
     "claim",
 )
+
+ANALYSIS_PIECES = tuple(Piece(name, 1, 2.0) for name in ANALYSIS_CHANNELS)
+"""The analysis rows as `mahjong_env.observation.observation_layout` pieces (values in [0, 2])."""
 
 YAOJIU = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)
 _IS_YAOJIU = tuple(t in YAOJIU for t in range(NUM_KINDS))
@@ -371,6 +376,7 @@ def analysis_planes(
                     e, acc = a.after_claim(offset, tile)
                     out[9, offset] = (e + 1.0) / 9.0
                     out[9, 5 + offset] = acc / 40.0
+    np.minimum(out, 2.0, out=out)
     return out
 
 

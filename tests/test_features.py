@@ -1,0 +1,121 @@
+"""Analysis features (mahjong_env.features): golden values, danger, rule fields, the env option
+and R13 (they derive from the player's own view, so twin deals must give the same planes)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from scenario import deal
+from test_properties import hidden_info_comparisons, play_checked
+
+import agents
+from agents.network import PolicyNetwork
+from agents.torch_agent import TorchAgent
+from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.features import ANALYSIS_CHANNELS, PlayerAnalysis, analysis_planes, discard_danger, unseen_counts
+from mahjong_env.observation import NUM_CHANNELS
+from mahjong_env.tiles import tile_index
+
+ROW = {name: i for i, name in enumerate(ANALYSIS_CHANNELS)}
+
+
+def test_golden_discard_planes_of_a_ready_shape():
+    """R8/X3: 123m456p789s1122z3z: discarding 3z leaves a shanpon wait on 1z/2z (two unseen
+    each), discarding anything else leaves the hand one step away."""
+    env = deal(xinjiang_v0, ["123m456p789s1122z3z", None, None, None], dealer=0)
+    view = env.view("player_0")
+    planes = analysis_planes(view, "xinjiang", env.config.to_dict(), env.action_mask("player_0"))
+    assert planes.shape == (len(ANALYSIS_CHANNELS), 34)
+    z3, m1 = tile_index("3z"), tile_index("1m")
+    assert planes[ROW["discard_shanten"], z3] == pytest.approx(1 / 9)
+    assert planes[ROW["discard_shanten"], m1] == pytest.approx(2 / 9)
+    assert planes[ROW["discard_best"]].nonzero()[0].tolist() == [z3]
+    assert planes[ROW["discard_ready_live"], z3] == pytest.approx(0.1 + 4 / 20)
+    assert planes[ROW["discard_ready_live"], m1] == 0
+    assert planes[ROW["discard_shanten"], tile_index("5m")] == 0  # not held
+    # seven pairs (X3): 1z and 2z are the only pairs, so discarding 3z leaves 6 - 2 = 4 steps
+    assert planes[ROW["seven_pairs"], z3] == pytest.approx(5 / 7)
+    assert planes[ROW["unseen"], tile_index("1z")] == pytest.approx(2 / 4)
+    assert not planes[ROW["danger"]].any()  # nobody is ready
+
+
+def test_seven_pairs_follow_the_rule_field():
+    """C9: seven pairs count in Changchun only with allow_seven_pairs; X3 allows them."""
+    view = {
+        "seat": 0, "hand": "1155m2299p3377s46z", "melds": [[], [], [], []], "discards": [[], [], [], []],
+        "ready": [False] * 4, "xianggong": [False] * 4, "bao": None, "claim": None, "history": [],
+    }
+    off = PlayerAnalysis(view, "changchun", {"allow_seven_pairs": False})
+    on = PlayerAnalysis(view, "changchun", {"allow_seven_pairs": True})
+    assert not off.seven_pairs and on.seven_pairs and PlayerAnalysis(view, "xinjiang", {}).seven_pairs
+    assert on.effective(on.counts, on.melds) < off.effective(off.counts, off.melds)
+
+
+def test_danger_marks_what_a_ready_player_let_pass_as_safe():
+    """R8/C7: a ready player's winning tiles are fixed; a tile discarded after its declaration
+    that it did not win on is safe against it; its own declaration tile is not."""
+    view = {
+        "seat": 0, "hand": "123m456p789s1122z3z", "melds": [[], [], [], []],
+        "discards": [["7z"], ["5m"], ["3p"], ["9s"]], "ready": [False, True, False, False],
+        "xianggong": [False] * 4, "bao": None, "claim": None,
+        "history": [[0, "7z", False, False], [1, "5m", False, True], [2, "3p", False, False], [3, "9s", False, False]],
+    }
+    danger = discard_danger(view)
+    assert danger[tile_index("3p")] == 0 and danger[tile_index("9s")] == 0
+    assert danger[tile_index("5m")] == 1.0 and danger[tile_index("7z")] > 0  # before the declaration
+    assert danger[tile_index("1m")] < danger[tile_index("5m")]  # terminals are safer than middle tiles
+    assert unseen_counts(view)[tile_index("7z")] == 3
+    assert discard_danger(dict(view, xianggong=[False, True, False, False])) == [0.0] * 34  # 相公 cannot win
+
+
+def test_env_option_appends_the_planes_and_its_space_holds_them():
+    env = changchun_v0.env(analysis_features=True)
+    env.reset(seed=3)
+    space = env.observation_space("player_0")["observation"]
+    assert space.shape == (NUM_CHANNELS + len(ANALYSIS_CHANNELS), 34)
+    for step, name in enumerate(env.agent_iter()):
+        if step == 40:
+            break
+        obs, _, term, trunc, _ = env.last()
+        assert space.contains(obs["observation"])
+        raw = env.unwrapped
+        expected = analysis_planes(raw.view(name), "changchun", raw.config.to_dict(), obs["action_mask"])
+        np.testing.assert_array_equal(obs["observation"][NUM_CHANNELS:], expected)
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(ValueError, match="analysis_features"):
+        changchun_v0.env(analysis_features="yes")
+    assert changchun_v0.env().observation_space("player_0")["observation"].shape == (NUM_CHANNELS, 34)
+
+
+def test_torch_agent_reads_the_planes_from_the_env_or_computes_them_from_its_view():
+    network = PolicyNetwork(8, 1, 32, extra_planes=len(ANALYSIS_CHANNELS), advantage_head=True)
+    agent = TorchAgent(network, variant="changchun", device="cpu")
+    plain, rich = changchun_v0.env(), changchun_v0.env(analysis_features=True)
+    plain.reset(seed=9)
+    rich.reset(seed=9)
+    for _ in range(30):
+        name = plain.agent_selection
+        a = agent.act(plain.observe(name), agents.agent_info(plain, name))
+        b = agent.act(rich.observe(name), agents.agent_info(rich, name))
+        assert a == b and plain.observe(name)["action_mask"][a]
+        plain.step(a)
+        rich.step(b)
+        if all(plain.terminations.values()):
+            break
+
+
+@pytest.mark.parametrize("variant,module,profile", [("xinjiang", xinjiang_v0, "seed"), ("changchun", changchun_v0, "seed"),
+                                                    ("changchun", changchun_v0, "mil2024")])
+def test_r13_analysis_planes_reveal_nothing_hidden(variant, module, profile):
+    """R13: twin deals (others' tiles or the undrawn wall swapped) give the observer the same
+    observation, analysis planes included, until its own information differs."""
+    rng = random.Random(31)
+    compared = 0
+    for seed in range(12):
+        raw, _, _ = play_checked(module, seed, seed, profile=profile)
+        hand = raw.record()["hands"][0]
+        compared += hidden_info_comparisons(module, seed, hand, rng.randrange(4), rng, profile=profile,
+                                            analysis_features=True)
+    assert compared >= 60
