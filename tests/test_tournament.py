@@ -421,3 +421,86 @@ def test_console_script_runs_a_short_tournament(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "mars" in bad.stderr
+
+
+# ---------------------------------------------------------------------- first hour of a user (issue 14)
+
+
+def test_hands_is_deprecated_and_means_deals(tmp_path, capsys):
+    db = tmp_path / "x.sqlite"
+    base = ["--variant", "changchun", "--agents", "random", "random", "--workers", "0", "--db", str(db), "--quiet"]
+    assert main(base + ["--hands", "2", "--no-report"]) == 0
+    assert "--hands is deprecated" in capsys.readouterr().err and len(ResultStore(db).done()) == 4
+    assert main(["--db", str(db), "--resume", "--agents", "random", "random", "--deals", "3", "--workers", "0",
+                 "--quiet", "--no-report"]) == 0  # fmt: skip
+    assert "deprecated" not in capsys.readouterr().err and len(ResultStore(db).done()) == 6
+
+
+def test_the_core_install_runs_a_tournament_without_the_extras(tmp_path):
+    """Without tqdm, openskill and matplotlib (not in the core dependencies) the run finishes,
+    says before the first hand which extra adds them, and reports without ratings and plots."""
+    blocker = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in ('tqdm', 'openskill', 'matplotlib'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import importlib.util\n"
+        "importlib.util.find_spec = lambda name, *a: None if name in ('tqdm', 'openskill', 'matplotlib') else "
+        "importlib.machinery.PathFinder.find_spec(name)\n"
+        "from agents.tournament.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", blocker, "--variant", "changchun", "--agents", "random", "heuristic", "--deals", "2",
+         "--workers", "0", "--db", "t.sqlite", "--report", "out"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    note = result.stderr.index("pip install -e '.[tournament]'")
+    assert note < result.stderr.index("tournament: ")  # said before the progress of the first hand
+    assert "heuristic" in result.stdout and "95% CI" in result.stdout
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "No ratings" in text and not list((tmp_path / "out").glob("*.png"))
+
+
+def test_a_checkpoint_for_the_other_variant_is_refused_and_the_report_lists_variants(tmp_path, capsys):
+    pytest.importorskip("torch")
+    xinjiang = REPO / "agents" / "checkpoints" / "xinjiang.pt"
+    db = tmp_path / "x.sqlite"
+    args = ["--variant", "changchun", "--agents", f"x=torch:{xinjiang}", "random", "--deals", "1", "--workers", "0",
+            "--db", str(db), "--quiet", "--report", str(tmp_path / "out")]  # fmt: skip
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2 and "--allow-variant-mismatch" in capsys.readouterr().err
+    assert main(args + ["--allow-variant-mismatch"]) == 0
+    text = (tmp_path / "out" / "report.md").read_text()
+    entrants = text[text.index("## Entrants") :]
+    assert "| x |" in entrants and "xinjiang" in entrants and str(xinjiang) in entrants
+
+
+def test_export_needs_no_agent_and_report_links_named_full_table_replays(tmp_path, capsys):
+    db = tmp_path / "x.sqlite"
+    assert main(["--variant", "xinjiang", "--agents", "a=random", "b=heuristic", "--deals", "1", "--workers", "0",
+                 "--db", str(db), "--quiet", "--no-report"]) == 0  # fmt: skip
+    with sqlite3.connect(db) as conn:  # the entrants can no longer be built: export must not need them
+        data = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+        data["agents"] = [["a", "no_such_module:Gone"], ["b", "no_such_module:Gone"]]
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(data),))
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert main(["export", "--db", str(db), "--jsonl", str(tmp_path / "h.jsonl"), "--report", str(out)]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "h.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 and all(sorted(set(line["players"])) == ["a", "b"] for line in lines)
+    assert [replay(line) for line in lines] == [[line["hands"][0]["result"]] for line in lines]
+    text = (out / "report.md").read_text()
+    assert "[table](replays/deal0-seating" in text and "[seat 3 (" in text
+    tables = [p for p in (out / "replays").glob("deal*.html") if "-seat" not in p.name.replace("-seating", "")]
+    table = tables[0]
+    page = table.read_text()
+    seating = int(table.stem.split("seating")[1])
+    names = lines[seating]["players"]
+    assert f"deal 0, seating {seating}: {names[0]} (seat 0) vs" in page and "full table" in page
+    assert len(list((out / "replays").glob(f"deal0-seating{seating}-seat*.html"))) == 4
+    assert (out / "headtohead.png").stat().st_size > 0 and (out / "rating.png").stat().st_size > 0
