@@ -67,7 +67,8 @@ _SELF_DRAWN = ("self_draw", "bao_draw", "bao_match")
 
 @dataclasses.dataclass(frozen=True)
 class ChangchunConfig(RuleConfig):
-    """Rule fields of Changchun mahjong; defaults follow the seed, MIL alternatives are off."""
+    """Rule fields of Changchun mahjong; defaults follow the seed (profile ``"seed"``), MIL
+    alternatives are off; ``profiles`` (`PROFILES`) names sets of field values (C14)."""
 
     concealed_kong_visible: bool = True
     """R7: the seed shows a concealed kong's four tiles ("将这四张牌亮出")."""
