@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from mahjong_env.variants import get_variant, variant_names
+
 __all__ = [
     "main",
     "machine_info",
@@ -45,7 +47,7 @@ __all__ = [
     "profile_breakdown",
 ]
 
-VARIANTS = ("xinjiang", "changchun")
+VARIANTS = variant_names()
 
 
 def machine_info() -> dict[str, Any]:
@@ -79,9 +81,7 @@ def _rss_mb() -> float:
 
 
 def _raw_env(variant: str) -> Any:
-    from mahjong_env.vector import variant_class
-
-    return variant_class(variant)
+    return get_variant(variant).raw_env
 
 
 def _rates(decisions: int, hands: int, wall: float, cpu: float) -> dict[str, float]:
@@ -112,18 +112,15 @@ def _play_aec(env: Any, rng: np.random.Generator, seeds: range) -> int:
 
 def bench_aec(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
     """(a) The wrapped AEC env, ``hands`` hands of random legal play."""
-    cls = _raw_env(variant)
-    from mahjong_env import changchun_v0, xinjiang_v0
-
-    module = {"xinjiang_v0": xinjiang_v0, "changchun_v0": changchun_v0}[cls.metadata["name"]]
-    env = module.env()
+    make_env = get_variant(variant).env
+    env = make_env()
     rng = np.random.default_rng(seed)
     rss_before = _rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()
     decisions = _play_aec(env, rng, range(seed, seed + hands))
     out = _rates(decisions, hands, time.perf_counter() - wall, time.process_time() - cpu)
     tracemalloc.start()
-    _play_aec(module.env(), rng, range(seed + hands, seed + hands + min(hands, 10)))
+    _play_aec(make_env(), rng, range(seed + hands, seed + hands + min(hands, 10)))
     out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -217,7 +214,7 @@ def bench_selfplay(
     from agents.network import PolicyNetwork, load_checkpoint, masked_logits
     from mahjong_env.vector import VectorMahjong
 
-    name = _raw_env(variant).metadata["name"].removesuffix("_v0")
+    name = get_variant(variant).name
     path = (
         Path(checkpoint)
         if checkpoint

@@ -25,7 +25,6 @@ Registered ids: ``mahjong_env/Xinjiang-v0`` and ``mahjong_env/Changchun-v0``.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import gymnasium as gym
@@ -34,10 +33,10 @@ import numpy as np
 from mahjong_env import actions as A
 from mahjong_env.observation import observation_box
 from mahjong_env.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
+from mahjong_env.variants import get_variant
 
 __all__ = ["MahjongGymEnv", "MAX_REDEALS"]
 
-_MODULES = {"xinjiang": "mahjong_env.xinjiang_v0", "changchun": "mahjong_env.changchun_v0"}
 _DEAL_OPTIONS = ("hands", "wall", "dice")
 MAX_REDEALS = 100
 """Redeals after which `MahjongGymEnv.reset` gives up (RuntimeError): only opponents that always
@@ -59,13 +58,11 @@ class MahjongGymEnv(gym.Env):
         illegal_action: str = "penalize",
         **rule_overrides: Any,
     ) -> None:
-        if variant not in _MODULES:
-            raise ValueError(f"variant must be one of {sorted(_MODULES)}, got {variant!r}")
+        entry = get_variant(variant)  # "changchun" or "changchun_v0"; ValueError names the valid ones
         if seat != "random" and (isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or seat not in (0, 1, 2, 3)):
             raise ValueError(f"seat must be 0-3 or 'random', got {seat!r}")
         self._opponent_specs = self._check_opponents(opponents)
-        module = importlib.import_module(_MODULES[variant])
-        self.aec = module.raw_env(
+        self.aec = entry.raw_env(
             num_hands=num_hands, render_mode=render_mode, illegal_action=illegal_action, **rule_overrides
         )
         self.variant = variant

@@ -27,17 +27,16 @@ from mahjong_env.html_replay import FAN_TERMS, Narrator, describe_result, fan_ca
 from mahjong_env.policies import build_policy, decision_info
 from mahjong_env.records import write_jsonl
 from mahjong_env.tiles import TILE_NAMES
+from mahjong_env.variants import get_variant, variant_names
 
 __all__ = ["VARIANTS", "play", "settlement_text", "parse_choice"]
 
-VARIANTS = ("changchun", "xinjiang")
+VARIANTS = tuple(sorted(variant_names()))  # the registry's (mahjong_env.variants)
 _QUIT = {"q", "quit", "exit"}
 _HELP = {"?", "h", "help"}
 
 
 def _env_module(variant: str) -> Any:
-    from mahjong_env.variants import get_variant
-
     return get_variant(variant).env_module  # "changchun" or "changchun_v0"
 
 

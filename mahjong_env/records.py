@@ -43,16 +43,15 @@ OnStep = Callable[[Game, "tuple[int, str] | None"], None]
 def variant_rules(variant: Any, config: Any) -> Any:
     """The rule set object of a recorded variant and configuration (ValueError if invalid)."""
     from mahjong_env.rules.base import make_config
-    from mahjong_env.rules.changchun import ChangchunConfig, ChangchunRules
-    from mahjong_env.rules.xinjiang import XinjiangConfig, XinjiangRules
+    from mahjong_env.variants import get_variant
 
-    table = {"xinjiang_v0": (XinjiangRules, XinjiangConfig), "changchun_v0": (ChangchunRules, ChangchunConfig)}
-    if not isinstance(variant, str) or variant not in table:
-        raise ValueError(f"record variant {variant!r} is not one of {sorted(table)}")
+    try:
+        entry = get_variant(variant)
+    except ValueError as err:
+        raise ValueError(f"record variant: {err}") from None
     if not isinstance(config, dict):
         raise ValueError(f"record config must be a dict of rule fields, got {type(config).__name__}")
-    rules_cls, config_cls = table[variant]
-    return rules_cls(make_config(config_cls, dict(config)))
+    return entry.rules_class(make_config(entry.config_class, dict(config)))
 
 
 def _is_int(value: Any) -> bool:

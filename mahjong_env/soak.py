@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from mahjong_env.variants import get_variant, variant_names
+
 __all__ = ["main", "soak", "check_tiles"]
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
@@ -87,9 +89,7 @@ def soak(
     from mahjong_env.actions import WIN
     from mahjong_env.engine.state import Phase
     from mahjong_env.observation import NUM_CHANNELS
-    from mahjong_env.vector import variant_class
-
-    env = variant_class(variant)(num_hands=num_hands)
+    env = get_variant(variant).raw_env(num_hands=num_hands)
     rng = np.random.default_rng(seed)
     failures: list[str] = []
     samples: list[tuple[int, float]] = [(0, _rss_mb())]
@@ -210,7 +210,7 @@ def soak(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mahjong_env.soak", description=__doc__.split("\n\n")[0])
     parser.add_argument("--decisions", type=int, default=1_000_000, help="decisions per variant")
-    parser.add_argument("--variant", choices=("xinjiang", "changchun", "both"), default="both")
+    parser.add_argument("--variant", choices=(*variant_names(), "both"), default="both")
     parser.add_argument("--seed", type=int, default=0, help="first episode's seed (then +1 per episode)")
     parser.add_argument("--num-hands", type=int, default=4, help="hands per episode (dealer rotation, silver carried)")
     parser.add_argument("--sample-every", type=int, default=10_000, help="decisions between memory samples")
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_path", default=None, help="write the summaries to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
-    variants = ("xinjiang", "changchun") if args.variant == "both" else (args.variant,)
+    variants = variant_names() if args.variant == "both" else (args.variant,)
     summaries = []
     for variant in variants:
         summary = soak(

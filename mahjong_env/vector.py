@@ -67,14 +67,11 @@ def episode_seed(seed: int, env_index: int, episode: int) -> int:
 
 
 def variant_class(variant: str) -> type:
-    """The ``raw_env`` class of ``"xinjiang"``/``"changchun"`` (``_v0`` suffix accepted)."""
-    from mahjong_env import changchun_v0, xinjiang_v0
+    """The ``raw_env`` class of a variant (`mahjong_env.variants.get_variant`: ``"xinjiang"`` or
+    ``"xinjiang_v0"``, ...)."""
+    from mahjong_env.variants import get_variant
 
-    table = {"xinjiang": xinjiang_v0.raw_env, "changchun": changchun_v0.raw_env}
-    cls = table.get(str(variant).removesuffix("_v0"))
-    if cls is None:
-        raise ValueError(f"variant must be 'xinjiang' or 'changchun', got {variant!r}")
-    return cls
+    return get_variant(variant).raw_env
 
 
 def _check_count(name: str, value: Any) -> int:

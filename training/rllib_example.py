@@ -51,10 +51,9 @@ def make_env(variant: str) -> Any:
     """The RLlib multi-agent env for a variant."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-    from mahjong_env import changchun_v0, xinjiang_v0
+    from mahjong_env.variants import get_variant
 
-    module = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}[variant]
-    return PettingZooEnv(RLlibObservations(module.env()))
+    return PettingZooEnv(RLlibObservations(get_variant(variant).env()))
 
 
 def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256) -> Any:

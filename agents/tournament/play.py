@@ -140,10 +140,9 @@ def _env(variant: str, rules: tuple[tuple[str, Any], ...]) -> Any:
     key = (variant, json.dumps(rules))
     env = _ENVS.get(key)
     if env is None:
-        from mahjong_env import changchun_v0, xinjiang_v0
+        from mahjong_env.variants import get_variant
 
-        module = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}[variant]
-        env = module.raw_env(illegal_action="penalize", **dict(rules))
+        env = get_variant(variant).raw_env(illegal_action="penalize", **dict(rules))
         _ENVS[key] = env
     return env
 
