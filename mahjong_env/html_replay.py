@@ -20,7 +20,8 @@ Two modes:
   happen (a claim is told by its outcome). The settlement (the hand's result) is public.
 
 The page needs no network (inline CSS and JS, a Content-Security-Policy that forbids every
-request) and opens from disk. Controls: first / previous / play-pause / next / last buttons, a
+request) and opens from disk. Its Chinese labels need a CJK font on the machine that shows it
+(`mahjong_env.fonts`: Debian's ``fonts-wqy-microhei`` or any common CJK font). Controls: first / previous / play-pause / next / last buttons, a
 slider, and the keyboard (← → Home End, space). The URL fragment ``#step=N`` or ``#step=last``
 opens a given step (used by the tests, which load the page in headless Chromium).
 """
@@ -34,6 +35,7 @@ from typing import Any
 
 from mahjong_env import actions as A
 from mahjong_env.engine.state import Phase
+from mahjong_env.fonts import CSS_FONT_STACK
 from mahjong_env.records import check_record, replay_match
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
 from mahjong_env.view import table_view
@@ -405,7 +407,7 @@ def replay_html(
     payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (
         _PAGE.replace("%TITLE%", html.escape(heading))
-        .replace("%CSS%", _CSS)
+        .replace("%CSS%", _CSS.replace("%FONTS%", CSS_FONT_STACK))
         .replace("%JS%", _JS)
         .replace("%DATA%", payload)
     )
@@ -470,7 +472,7 @@ _PAGE = """<!DOCTYPE html>
 """
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 12px 18px; background: #f4f1e8; color: #222; }
+body { font-family: %FONTS%; margin: 12px 18px; background: #f4f1e8; color: #222; }
 h1 { font-size: 1.25em; margin: 0 0 4px 0; }
 #meta, #status { color: #444; margin: 4px 0; }
 #controls { margin: 8px 0; display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }

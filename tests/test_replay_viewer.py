@@ -382,3 +382,184 @@ def test_browser_screenshot_is_not_blank(tmp_path: Path) -> None:
     assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
     pixels = _pixels(png)
     assert pixels.size > 1000 and float(pixels.std()) > 0.05 * (1.0 if pixels.max() <= 1.0 else 255.0)
+
+
+def _png_rgb(png: Path) -> Any:
+    """A screenshot as an ``(height, width, channels)`` uint8 array (8-bit PNG, any filter)."""
+    import struct
+
+    import numpy as np
+
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        kind = data[pos + 4 : pos + 8]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", data[pos + 8 : pos + 18])
+            assert depth == 8, "only 8-bit screenshots are decoded"
+            channels = {0: 1, 2: 3, 4: 2, 6: 4}[color]
+        elif kind == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    out = np.zeros((height, stride), np.uint8)
+    prev = np.zeros(stride, np.int64)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], np.frombuffer(raw, np.uint8, stride, start + 1).astype(np.int64)
+        if kind == 0:
+            cur = line
+        elif kind == 2:
+            cur = (line + prev) & 255
+        else:  # Sub, Average, Paeth depend on the pixel to the left: byte by byte
+            cur = np.zeros(stride, np.int64)
+            for x in range(stride):
+                a = cur[x - channels] if x >= channels else 0
+                b = prev[x]
+                c = prev[x - channels] if x >= channels else 0
+                if kind == 1:
+                    p = a
+                elif kind == 3:
+                    p = (a + b) // 2
+                else:
+                    pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                    p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                cur[x] = (line[x] + p) & 255
+        out[y] = cur
+        prev = cur
+    return out.reshape(height, width, channels)
+
+
+@needs_chromium
+def test_browser_renders_the_chinese_labels_not_empty_boxes(tmp_path: Path) -> None:
+    """Issue 14: without a CJK font the labels (庄 听 碰 杠 胡 番) are empty boxes (tofu), all
+    the same .notdef glyph. In the viewer's font stack each label must draw ink of its own,
+    unlike a code point no font has. Needs a CJK font: apt-get install fonts-wqy-microhei."""
+    from mahjong_env.fonts import CSS_FONT_STACK, DEBIAN_PACKAGE
+
+    assert CSS_FONT_STACK in replay_html(bao_record())  # the page uses this font stack
+    labels = "庄听碰杠胡番"
+    tofu = "\U0010fffd"  # a private-use code point: no font draws it
+    cells = "".join(
+        f'<div style="position:absolute;left:{i * 120}px;top:0;width:120px;height:120px;font-size:96px;'
+        f'line-height:120px;text-align:center">{c}</div>'
+        for i, c in enumerate(labels + tofu)
+    )
+    page = tmp_path / "labels.html"
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><style>html, body { margin: 0; overflow: hidden; '
+        f"background: #fff; color: #000; font-family: {CSS_FONT_STACK}; }}</style></head><body>{cells}</body></html>",
+        encoding="utf-8",
+    )
+    png = tmp_path / "labels.png"
+    done = _chromium(f"--screenshot={png}", "--hide-scrollbars", "--window-size=900,200", page.resolve().as_uri())
+    assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
+    ink = _png_rgb(png)[:120, :, :3].astype(int).sum(axis=2) < 384  # dark pixels
+    glyphs = [ink[:, i * 120 : (i + 1) * 120] for i in range(len(labels) + 1)]
+    missing = f"the labels render as empty boxes: install a CJK font (apt-get install {DEBIAN_PACKAGE})"
+    for i, label in enumerate(labels):
+        assert glyphs[i].sum() > 200, f"{label!r} drew nothing; {missing}"
+        assert (glyphs[i] != glyphs[-1]).sum() > 200, f"{label!r} is drawn as the missing-glyph box; {missing}"
+        for j in range(i):
+            assert (glyphs[i] != glyphs[j]).sum() > 200, f"{label!r} and {labels[j]!r} look the same; {missing}"
+
+
+# ---------------------------------------------------------------------- matches, names, caps
+
+
+def _random_match(module: Any, seed: int, num_hands: int, **rules: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A match played with random legal actions (wins and kongs taken); also player_0's info and
+    the scores at each hand's start."""
+    raw = module.raw_env(num_hands=num_hands, **rules)
+    raw.reset(seed=seed)
+    rng = random.Random(seed)
+    starts = [dict(raw.infos["player_0"], scores=list(raw.game.scores))]
+    hand = 0
+    while not all(raw.terminations.values()):
+        options = raw.legal_actions(raw.agent_selection)
+        eager = [o for o in options if o == "win" or "kong" in o]
+        raw.step(action_id(eager[0] if eager else rng.choice(options)))
+        if raw.game.hand_index != hand and not raw.game.over:
+            hand = raw.game.hand_index
+            starts.append(dict(raw.infos["player_0"], scores=list(raw.game.scores)))
+    return json.loads(json.dumps(raw.record())), starts
+
+
+def test_a_later_hand_starts_from_the_match_scores_base_and_silver() -> None:
+    """Issue 13: the replay of hand h > 0 started the scores (and Xinjiang's base) from zero."""
+    for module, seed in ((xinjiang_v0, 3), (changchun_v0, 5)):
+        record, starts = next(
+            (r, s) for r, s in (_random_match(module, seed + k, 3) for k in range(40)) if any(s[1]["scores"])
+        )
+        for h in (1, 2):
+            data = replay_frames(record, hand=h)
+            assert data["frames"][0]["view"]["scores"] == starts[h]["scores"]
+            assert data["meta"]["start"]["scores"] == starts[h]["scores"]
+            last = record["hands"][h - 1]["result"]
+            before = replay_frames(record, hand=h - 1)["frames"][-1]["view"]["scores"]
+            assert before == starts[h]["scores"] and last is not None
+            if module is xinjiang_v0:
+                assert data["meta"]["start"]["base"] == starts[h]["base"]
+                assert data["meta"]["start"]["silver"] == starts[h]["silver"]
+
+
+def test_title_and_player_names(tmp_path: Path) -> None:
+    record = dict(bao_record(), players=["Ann", "Bo", "Cy", "Di"])
+    page = replay_html(record, title="deal 3, seating 1")
+    assert "<title>deal 3, seating 1 · hand 0: full table, face up</title>" in page
+    assert replay_frames(record)["meta"]["players"] == ["Ann", "Bo", "Cy", "Di"]
+    given = replay_html(bao_record(), players=["<b>w</b>", "x", "y", "z"])
+    assert "<b>w</b>" not in given and replay_frames(dict(bao_record(), players=["w", "x", "y", "z"]))["meta"]["players"][0] == "w"
+    with pytest.raises(ValueError, match="players"):
+        replay_html(bao_record(), players=["only", "three", "names"])
+    with pytest.raises(ValueError, match="players"):
+        replay_frames(dict(bao_record(), players=["a", "b", "c", 4]))
+    with pytest.raises(ValueError, match="title"):
+        replay_html(bao_record(), title=7)  # type: ignore[arg-type]
+    if CHROMIUM is not None:
+        path = write_replay(record, tmp_path / "named.html", title="deal 3, seating 1")
+        reader = _dom(path, "last")
+        for seat, name in enumerate(record["players"]):
+            box = reader.by_id(f"seat-{seat}")
+            assert box is not None and f"player_{seat} ({name})" in box["text"]
+        assert "deal 3, seating 1" in reader.by_id("title")["text"]
+
+
+def test_a_capped_total_fan_says_so(tmp_path: Path) -> None:
+    from mahjong_env.html_replay import fan_cap_note
+    from mahjong_env.play import settlement_text
+
+    record = next(
+        r for r in (greedy_record_with(changchun_v0, s, fan_cap=1) for s in range(40)) if r["hands"][0]["result"]["winner"] is not None
+    )
+    result = record["hands"][0]["result"]
+    added = sum(v for _, v in result["fans"])
+    assert result["total_fan"] == 1 < added
+    note = f"capped at 1 fan (the fans add up to {added})"
+    assert replay_frames(record)["meta"]["fan_note"] == note
+    config = variant_rules(record["variant"], record["config"]).config
+    assert fan_cap_note(result, config) == note and note in settlement_text(result, 0, config)
+    uncapped = dict(result, total_fan=added)
+    assert fan_cap_note(uncapped, variant_rules(record["variant"], dict(record["config"], fan_cap=30)).config) is None
+    if CHROMIUM is not None:
+        reader = _dom(write_replay(record, tmp_path / "capped.html"), "last")
+        assert note in reader.by_id("outcome")["text"]
+
+
+def greedy_record_with(module: Any, seed: int, **rules: Any) -> dict[str, Any]:
+    """`greedy_record` under rule overrides."""
+    env = module.env(**rules)
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    rng = random.Random(seed)
+    for agent in env.agent_iter():
+        _, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        options = raw.legal_actions(agent)
+        env.step(action_id("win" if "win" in options else rng.choice(options)))
+    return json.loads(json.dumps(raw.record()))
