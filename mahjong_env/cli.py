@@ -136,7 +136,10 @@ def _replay(args: argparse.Namespace) -> int:
     suffix = "" if args.seat is None else f"-seat{args.seat}"
     source = Path(args.file)
     out = Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
-    write_replay(record, out, seat=args.seat, hand=args.hand, title=args.title)
+    title = args.title
+    if title is None and args.deal is not None:  # a tournament hand: name it as the report does
+        title = f"deal {args.deal}" + (f", seating {args.seating}" if args.seating is not None else "")
+    write_replay(record, out, seat=args.seat, hand=args.hand, title=title)
     print(f"wrote {out}")
     return 0
 

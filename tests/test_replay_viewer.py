@@ -244,6 +244,7 @@ def test_cli_reads_jsonl_and_sqlite(tmp_path: Path) -> None:
     assert load_records(db, deal=7, seating=1)[0]["players"] == ["bot0", "bot1", "bot2", "bot3"]
     assert main(["replay", str(db), "--deal", "7", "--seating", "1", "-o", str(out)]) == 0
     assert "bot3" in out.read_text(encoding="utf-8")
+    assert "<title>deal 7, seating 1 · hand 0: full table, face up</title>" in out.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------- in a browser
