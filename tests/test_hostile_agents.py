@@ -411,6 +411,9 @@ def _hostile_databases(tmp_path: Path) -> dict[str, Path]:
     variant("trigger", "CREATE TRIGGER t AFTER INSERT ON hands BEGIN DELETE FROM seats; END;")
     variant("wrong-table", "DROP TABLE hands; CREATE TABLE hands (x);")
     variant("newer-schema", "UPDATE meta SET value = '99' WHERE key = 'schema';")
+    variant("unknown-entrant", "UPDATE seats SET agent = 'zzz' WHERE seat = 1;")
+    variant("result-wrong-types", """UPDATE hands SET result = '{"outcome": "win", "winner": 0, "total_fan": "many"}';""")
+    variant("points-text", "UPDATE seats SET points = 'lots';")
     return files
 
 

@@ -242,7 +242,7 @@ def run_tournament(
             execute(todo, stored_hand, failed, backend, workers, ray_address, max_attempts)
         finally:
             bar.close()
-        return summarize(config, store.hands(), expected, store.failures())
+        return _summary(config, store, Path(db))
 
 
 def load_summary(db: str | Path) -> Summary:
@@ -251,7 +251,16 @@ def load_summary(db: str | Path) -> Summary:
         config = store.config()
         if config is None:
             raise TournamentError(f"{db} holds no tournament")
+        return _summary(config, store, Path(db))
+
+
+def _summary(config: TournamentConfig, store: ResultStore, db: Path) -> Summary:
+    try:
         return summarize(config, store.hands(), total_hands(config), store.failures())
+    except (KeyError, TypeError, IndexError, AttributeError) as error:  # a database edited by hand or by an adversary
+        raise TournamentError(
+            f"{db} holds hands that do not fit its configuration ({type(error).__name__}: {error})"
+        ) from None
 
 
 class _Progress:
