@@ -248,14 +248,14 @@ def _plots(summary: Summary, out: Path) -> list[str]:
 
 
 def _use_cjk_font() -> None:
-    """Let matplotlib draw Chinese labels where the env ships a CJK font (`mahjong_env.fonts`)."""
-    try:
-        from mahjong_env import fonts
-    except ImportError:
-        return
-    configure = getattr(fonts, "configure_matplotlib", None)
-    if callable(configure):
-        configure()
+    """Let matplotlib draw Chinese labels with a CJK font where one is installed (`mahjong_env.fonts`)."""
+    import matplotlib.pyplot as plt
+
+    from mahjong_env.fonts import matplotlib_cjk_family
+
+    family = matplotlib_cjk_family()
+    if family is not None and family not in plt.rcParams["font.sans-serif"]:
+        plt.rcParams["font.sans-serif"] = [family, *plt.rcParams["font.sans-serif"]]
 
 
 def _table_title(deal: int, seating: int, seats: list[str]) -> str:
