@@ -59,7 +59,8 @@ class MahjongGymEnv(gym.Env):
         **rule_overrides: Any,
     ) -> None:
         entry = get_variant(variant)  # "changchun" or "changchun_v0"; ValueError names the valid ones
-        if seat != "random" and (isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or seat not in (0, 1, 2, 3)):
+        is_seat = isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat <= 3
+        if seat != "random" and not is_seat:
             raise ValueError(f"seat must be 0-3 or 'random', got {seat!r}")
         self._opponent_specs = self._check_opponents(opponents)
         self.aec = entry.raw_env(
