@@ -9,19 +9,28 @@ Modules, one concept each:
 - `config`: `TournamentConfig`, everything that decides the results (stored in the database).
 - `schedule`: seatings of the duplicate and random-seats formats, and every seed
   (the doc of `agents.tournament.schedule` gives the designs for 2, 3, 4 and more entrants).
-- `play`: one hand: agents seeded per hand, time limits, forfeits and how they are scored.
-- `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run.
-- `storage`: the SQLite database (schema in its doc) and the JSON Lines export.
+- `play`: one hand: agents seeded per hand, isolation (entrants that are not this package's
+  code play in their own process, `agents.sandbox`), time limits, forfeits and how they are scored.
+- `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run isolated.
+- `storage`: the SQLite database (schema in its doc) and the JSON Lines export
+  (``mahjong-tournament export --db FILE --jsonl OUT``: no agent is loaded).
 - `stats`: means with bootstrap intervals over deals, rates, paired head-to-head, OpenSkill.
 - `report`: terminal leaderboard, Markdown/HTML report, plots, notable hands with replays.
-- `runner`: validation, resume, and the run itself; `cli`: the command line.
+- `runner`: validation (every entrant built once, its variant checked), resume (the specs given
+  on the command line, checked against the stored specs and the checksums of their files),
+  and the run itself; `cli`: the command line.
 - `testing`: misbehaving agents for tests.
 
-What a result means. ``--hands N`` counts deals; a duplicate deal is played once per seating
-(``hands_per_deal``). An entrant's score is its seat's points per hand; intervals resample
-deals. Every hand is a pure function of the configuration and its ``(deal, seating)``, so the
-number of workers, the backend and interruptions with ``--resume`` never change the results
-(time-limit forfeits aside, which depend on the machine).
+What a result means. ``--deals N`` counts deals (``--hands``, its old name, still works with a
+deprecation message); a duplicate deal is played once per seating (``hands_per_deal``). An
+entrant's score is its seat's points per hand; intervals resample deals. Every hand is a pure
+function of the configuration and its ``(deal, seating)``, so the number of workers, the
+backend and interruptions with ``--resume`` never change the results (time-limit forfeits
+aside, which depend on the machine; and isolation, for agents that draw from Python's or
+NumPy's global generators, which an isolated agent does not share with the others).
+
+Needs only the core install; the ``tournament`` extra adds the progress bar (tqdm), ratings
+(openskill) and plots (matplotlib).
 """
 
 from __future__ import annotations
