@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from mahjong_env.variants import get_variant
+
 __all__ = ["Agent", "agent_info"]
 
 
@@ -38,4 +40,4 @@ def agent_info(env: Any, agent: str) -> dict[str, Any]:
     """The ``info`` an agent receives: its own view of the table, the variant name and the
     rule fields (``config``: public, every player knows the rules being played)."""
     raw = env.unwrapped
-    return {"view": raw.view(agent), "variant": raw.metadata["name"].removesuffix("_v0"), "config": raw.config.to_dict()}
+    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name, "config": raw.config.to_dict()}

@@ -24,6 +24,7 @@ from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_sta
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.xinjiang import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
+from mahjong_env.variants import get_variant
 from mahjong_env.view import render_text, table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
@@ -288,7 +289,7 @@ class MahjongEnv(AECEnv):
         obs = self._encoder.encode(self.game, seat, self._buffer).copy()
         mask = self.action_mask(agent)
         if self.analysis_features:  # computed from the player's own view only (R13)
-            extra = analysis_planes(self.view(agent), self.metadata["name"].removesuffix("_v0"), self.config.to_dict(), mask)
+            extra = analysis_planes(self.view(agent), get_variant(self.metadata["name"]).name, self.config.to_dict(), mask)
             obs = np.concatenate([obs, extra])
         return {"observation": obs, "action_mask": mask}
 

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mahjong_env.variants import get_variant
+
 __all__ = ["ENTRY_POINT_GROUP", "CallablePolicy", "build_policy", "check_policy_spec", "decision_info", "policy_kinds"]
 
 ENTRY_POINT_GROUP = "mahjong_env.policies"
@@ -70,7 +72,7 @@ def build_policy(spec: str, seed: int) -> Any:
 def decision_info(env: Any, agent: str) -> dict[str, Any]:
     """The ``info`` an agent gets with its observation: ``{"view": raw.view(agent), "variant"}``."""
     raw = env.unwrapped
-    return {"view": raw.view(agent), "variant": raw.metadata["name"].removesuffix("_v0")}
+    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name}
 
 
 class CallablePolicy:

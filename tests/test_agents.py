@@ -21,9 +21,10 @@ from agents.torch_agent import TorchAgent
 from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
 from mahjong_env.actions import action_id
+from mahjong_env.variants import all_variants
 from training.evaluate import duplicate_eval
 
-VARIANTS = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}
+VARIANTS = {v.name: v.env_module for v in all_variants()}
 CHECKPOINTS = Path(agents.__file__).parent / "checkpoints"
 IDLE = ("147m258p369s1256z", "258m369p147s1347z", "258m147p258s2345z")
 

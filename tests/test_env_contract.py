@@ -27,8 +27,9 @@ from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
 from mahjong_env.records import replay
 from mahjong_env.tiles import format_tiles, parse_tiles
+from mahjong_env.variants import all_variants
 
-MODULES = {"changchun": changchun_v0, "xinjiang": xinjiang_v0}
+MODULES = {v.name: v.env_module for v in all_variants()}
 GARBAGE: list[Any] = [16.7, 5.0, "16", True, False, np.float64(3.0), np.bool_(True), [1], None, 1 + 0j, np.array([3, 4])]
 
 

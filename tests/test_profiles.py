@@ -27,6 +27,7 @@ from mahjong_env.rules.base import make_config
 from mahjong_env.rules.changchun import PROFILES, ChangchunConfig
 from mahjong_env.rules.xinjiang import XinjiangConfig
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
+from mahjong_env.variants import get_variant
 from mahjong_env.vector import VectorMahjong
 
 # RULES.md C14: every field profile="mil2024" sets, and its MIL value
@@ -295,7 +296,7 @@ def test_mil2024_hidden_information_with_the_c14_masks():
     [("xinjiang", "seed"), ("changchun", "seed"), ("changchun", "mil2024")],
 )
 def test_heuristic_plays_legally_under_every_profile(variant, profile):
-    module = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}[variant]
+    module = get_variant(variant).env_module
     agent = agents.load("heuristic")
     for seed in range(12):
         env = module.env(profile=profile)  # illegal_action="raise": an illegal move fails here

@@ -15,12 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mahjong_env import changchun_v0, replay, xinjiang_v0
+from mahjong_env import replay, xinjiang_v0
 from mahjong_env.engine.state import Phase
 from mahjong_env.actions import action_id
 from mahjong_env.tiles import format_tiles, parse_tiles
+from mahjong_env.variants import all_variants
 
-VARIANTS = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}
+VARIANTS = {v.name: v.env_module for v in all_variants()}
 # every (variant, profile) pair (RULES.md C14): the invariants hold under each profile
 PROFILE_CASES = [(v, p) for v, module in VARIANTS.items() for p in sorted(module.raw_env.config_class.profiles)]
 MAX_STEPS = 2000

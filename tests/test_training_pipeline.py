@@ -11,6 +11,7 @@ import agents
 from agents.heuristic import HeuristicAgent
 from agents.network import PolicyNetwork, load_checkpoint, save_checkpoint
 from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.variants import get_variant
 from mahjong_env.vector import episode_seed
 from training import bc, ppo
 from training.duplicate import bootstrap_ci, four_agents, one_vs_three
@@ -42,7 +43,7 @@ def _returns_by_aec(module, seed: int) -> list[tuple[int, float]]:
 @pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
 def test_value_targets_are_the_points_to_the_end_of_the_hand(module):
     """Issue 10: every row's return holds the hand's settlement, however the data is cut."""
-    variant = module.raw_env.metadata["name"].removesuffix("_v0")
+    variant = get_variant(module.raw_env.metadata["name"]).name
     data = paired_dataset(variant, 300, seed=4, num_envs=1, analysis=False)
     expected = _returns_by_aec(module, episode_seed(4, 0, 0))
     first = data["games"] == 0

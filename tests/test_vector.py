@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mahjong_env import changchun_v0, replay, xinjiang_v0
+from mahjong_env import changchun_v0, replay
 from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_batch
+from mahjong_env.variants import all_variants
 from mahjong_env.vector import RewardAccumulator, VectorMahjong, episode_seed, seat_advantages
 from mahjong_env.workers import ParallelVectorMahjong
 
-MODULES = {"xinjiang": xinjiang_v0, "changchun": changchun_v0}
+MODULES = {v.name: v.env_module for v in all_variants()}
 
 
 def random_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
 from mahjong_env.observation import NUM_CHANNELS
 from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.variants import get_variant
 from mahjong_env.vector import VectorMahjong
 from mahjong_env.view import table_view
 
@@ -117,7 +118,7 @@ def paired_dataset(
     if not 0.0 <= rollout_prob <= 1.0 or not 0.0 <= explore <= 1.0:
         raise ValueError(f"rollout_prob and explore are probabilities, got {rollout_prob!r} and {explore!r}")
     venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
-    name = venv.variant.removesuffix("_v0")
+    name = get_variant(venv.variant).name
     config = venv.config.to_dict()
     visible = venv.config.concealed_kong_visible
     rng = np.random.default_rng(seed)

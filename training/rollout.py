@@ -35,6 +35,7 @@ from agents.torch_agent import TorchAgent
 from mahjong_env.actions import NUM_ACTIONS
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
 from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.variants import get_variant
 from mahjong_env.vector import RewardAccumulator, VectorMahjong, seat_advantages
 from mahjong_env.workers import ParallelVectorMahjong
 
@@ -46,7 +47,7 @@ OPPONENT_KINDS = ("heuristic", "random", "snapshot", "self")
 def decision_infos(venv: VectorMahjong | ParallelVectorMahjong, rows: list[int]) -> list[dict[str, Any]]:
     """The ``info`` each listed game's player to move gets (as `agents.agent_info`): its view
     and the variant name; one query for all rows (one round trip per worker in parallel)."""
-    variant = venv.variant.removesuffix("_v0")
+    variant = get_variant(venv.variant).name
     config = venv.config.to_dict()
     return [{"view": view, "variant": variant, "config": config} for view in venv.views(rows)]
 
