@@ -12,7 +12,8 @@ the observation dict.
 
 `policy_kinds` lists the registered kinds, `check_policy_spec` validates a spec without
 building anything, `build_policy` builds one, and `decision_info` is the ``info`` an agent
-receives with each observation (its readable view and the variant), as the tournament gives it.
+receives with each observation (its readable view, the variant and the rule fields), the same
+as ``agents.agent_info`` gives it in the tournament.
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ def build_policy(spec: str, seed: int) -> Any:
 
 
 def decision_info(env: Any, agent: str) -> dict[str, Any]:
-    """The ``info`` an agent gets with its observation: ``{"view": raw.view(agent), "variant"}``."""
+    """The ``info`` an agent gets with its observation: its readable view, the variant name and
+    the rule fields (``config``: public, every player knows the rules being played)."""
     raw = env.unwrapped
-    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name}
+    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name, "config": raw.config.to_dict()}
 
 
 class CallablePolicy:

@@ -465,3 +465,14 @@ def test_env_and_raw_env_have_gymnasium_style_docs(module: Any) -> None:
             assert f"\n{section}\n" in obj.__doc__ and section in text, (obj, section)
         fields = module.raw_env.config_class.__name__
         assert fields in obj.__doc__ and "illegal_action" in obj.__doc__ and "num_hands" in obj.__doc__
+
+
+def test_decision_info_is_what_tournament_agents_get() -> None:
+    """The gym env and terminal play give opponents the same info as the tournament."""
+    agents = pytest.importorskip("agents")
+    from mahjong_env.policies import decision_info
+
+    env = changchun_v0.env()
+    env.reset(seed=3)
+    for agent in env.possible_agents:
+        assert decision_info(env, agent) == agents.agent_info(env, agent)
