@@ -84,7 +84,12 @@ def _sqlite_records(path: Path, deal: int | None, seating: int | None) -> list[d
         select += " ORDER BY rowid"
         records = []
         for row in conn.execute(select, params):
-            record = json.loads(row[0])
+            try:
+                record = json.loads(row[0])
+            except (TypeError, json.JSONDecodeError, RecursionError) as error:
+                raise ValueError(f"{path}: table {table!r} holds a record that is not JSON ({error})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}: table {table!r} holds a record that is not a JSON object")
             if keyed and "players" not in record:
                 players = _players(conn, row[1], row[2])
                 if players is not None:
@@ -108,7 +113,7 @@ def load_records(path: str | Path, deal: int | None = None, seating: int | None 
     text = path.read_text(encoding="utf-8")
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
         return [whole]
@@ -119,8 +124,8 @@ def load_records(path: str | Path, deal: int | None = None, seating: int | None 
         if line.strip():
             try:
                 records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+            except (json.JSONDecodeError, RecursionError) as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({type(error).__name__}: {error})") from None
     return records
 
 

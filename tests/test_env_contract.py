@@ -446,6 +446,9 @@ def test_cli_replay_reports_a_malformed_record_in_one_line(tmp_path: Any, record
     assert main(["replay", str(path), "--record", "1", "-o", str(tmp_path / "y.html")]) == 2
     (tmp_path / "db.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     assert main(["replay", str(tmp_path / "db.sqlite")]) == 2
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n{}\n", encoding="utf-8")
+    assert main(["replay", str(deep), "-o", str(tmp_path / "z.html")]) == 2
 
 
 # ---------------------------------------------------------------------- documentation
