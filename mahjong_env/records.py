@@ -241,13 +241,18 @@ def replay(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_jsonl(path: str | Path, records: list[dict[str, Any]]) -> None:
+    """Append each record as one line of JSON."""
     with open(path, "a", encoding="utf-8") as f:
         for record in records:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a JSON Lines file, one per non-empty line (ValueError naming a bad line)."""
     with open(path, encoding="utf-8") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             if line.strip():
-                yield json.loads(line)
+                try:
+                    yield json.loads(line)
+                except (json.JSONDecodeError, RecursionError) as error:
+                    raise ValueError(f"{path}, line {number}: not JSON ({type(error).__name__})") from None
