@@ -9,8 +9,9 @@ the deal cancels out. With agents ``A, B`` the line-up is ``A B A B`` (two seati
         --agents ppo=torch:agents/checkpoints/changchun.pt heuristic=heuristic
 
 The score of an agent is its mean points per hand per seat it holds; the 95% confidence
-interval comes from the per-deal means (the deals are independent; the seatings of one deal
-are not).
+interval is a bootstrap over the per-deal means (the deals are independent; the seatings of
+one deal are not). ``--hands`` counts hands (deals × seatings). For the 1-vs-3 gate of a
+candidate against the heuristic, see `training.duplicate`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from typing import Any
 import numpy as np
 
 import agents as agent_registry
-from agents.base import agent_info
-from mahjong_env.vector import variant_class
+from training.duplicate import duplicate_match
 
 __all__ = ["duplicate_eval", "format_table", "main"]
 
@@ -45,66 +45,34 @@ def duplicate_eval(
     seed: int = 0,
     **rule_overrides: Any,
 ) -> dict[str, dict[str, float]]:
-    """Play about ``hands`` hands (whole deals × seatings) and score each agent.
+    """Play about ``hands`` hands (whole deals × seatings) and score each agent, batched on
+    `training.duplicate.duplicate_match` (a torch agent decides for every game in one pass).
 
     ``agent_specs`` maps a display name to an `agents.load` spec (one to four agents).
     Returns ``{name: {"mean", "ci95", "win_rate", "deals", "hands"}}``: mean points per hand,
-    the 95% CI half-width, the share of its hands it won, the deals played and the hands it sat.
+    the 95% CI half-width (bootstrap over deals), the share of its hands it won, the deals
+    played and the hands it sat.
     """
     names = list(agent_specs)
     if not 1 <= len(names) <= 4:
         raise ValueError(f"duplicate_eval plays one to four agents, got {len(names)}: {names}")
-    if hands < 1:
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
         raise ValueError(f"hands must be a positive int, got {hands!r}")
     players = {name: agent_registry.load(spec, seed=seed + k) for k, (name, spec) in enumerate(agent_specs.items())}
     seatings = _seatings(names)
     deals = math.ceil(hands / len(seatings))
-    env = variant_class(variant)(**rule_overrides)
-    per_deal: dict[str, list[float]] = {name: [] for name in names}
-    wins = {name: 0 for name in names}
-    seats_held = {name: 0 for name in names}
-    deal_seeds = np.random.SeedSequence(seed).generate_state(deals, np.uint32)
-    for deal_seed in deal_seeds.tolist():
-        points = {name: 0.0 for name in names}
-        count = {name: 0 for name in names}
-        for seating in seatings:
-            scores, winner = _play_hand(env, [players[n] for n in seating], int(deal_seed))
-            for seat, name in enumerate(seating):
-                points[name] += scores[seat]
-                count[name] += 1
-                wins[name] += winner == seat
-        for name in names:
-            per_deal[name].append(points[name] / count[name])
-            seats_held[name] += count[name]
+    result = duplicate_match(variant, players, seatings, deals, seed, **rule_overrides)
     table = {}
     for name in names:
-        values = np.asarray(per_deal[name])
-        spread = values.std(ddof=1) if len(values) > 1 else float("nan")
+        low, high = result.ci(name)
         table[name] = {
-            "mean": float(values.mean()),
-            "ci95": float(1.96 * spread / math.sqrt(len(values))),
-            "win_rate": wins[name] / seats_held[name],
+            "mean": result.mean(name),
+            "ci95": (high - low) / 2,
+            "win_rate": result.wins[name] / max(result.seats_held[name], 1),
             "deals": deals,
-            "hands": seats_held[name],
+            "hands": result.seats_held[name],
         }
     return table
-
-
-def _play_hand(env: Any, seated: list[Any], seed: int) -> tuple[list[float], int | None]:
-    """One hand with ``seated[s]`` in seat s; (points per seat, winner seat or None)."""
-    env.reset(seed=seed)
-    for agent in seated:
-        agent.reset()
-    scores = [0.0] * 4
-    result = None
-    while not all(env.terminations.values()):
-        name = env.agent_selection
-        action = seated[int(name.rsplit("_", 1)[1])].act(env.observe(name), agent_info(env, name))
-        env.step(action)
-        for seat, agent_name in enumerate(env.possible_agents):
-            scores[seat] += env.rewards[agent_name]
-        result = env.infos[name].get("result", result)
-    return scores, (result or {}).get("winner")
 
 
 def format_table(table: dict[str, dict[str, float]]) -> str:
@@ -127,17 +95,24 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         "--agents", nargs="+", default=["heuristic=heuristic", "random=random"],
         help="NAME=SPEC pairs, SPEC as agents.load takes it (random, heuristic, torch:PATH, module:Class)",
     )
-    parser.add_argument("--hands", type=int, default=200, help="hands to play (whole deals x seatings)")
+    parser.add_argument("--hands", type=int, default=200, help="total hands to play (whole deals x seatings)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals")
     parser.add_argument(
         "--torch-threads", type=int, default=1,
-        help="torch CPU threads for torch agents (one decision at a time: 1 is fastest; 0 leaves torch's default)",
+        help="torch CPU threads (small batched networks: 1 is fastest on a shared CPU; 0 leaves torch's default)",
     )
     args = parser.parse_args(argv)
-    if args.torch_threads > 0 and any(spec.partition("=")[2].startswith("torch:") for spec in args.agents):
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
+    if args.hands < 1:
+        parser.error(f"--hands must be a positive int, got {args.hands}")
+    if args.torch_threads < 0:
+        parser.error(f"--torch-threads must be >= 0, got {args.torch_threads}")
+    if args.torch_threads > 0:
+        try:
+            import torch
+        except ImportError:  # no torch agents possible either
+            pass
+        else:
+            torch.set_num_threads(args.torch_threads)
     specs = {}
     for item in args.agents:
         name, sep, spec = item.partition("=")

@@ -23,6 +23,7 @@ of that hand: rows of hands still running when the generation stops are dropped,
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -100,10 +101,11 @@ def paired_dataset(
     explore: float = 0.0,
     analysis: bool = True,
     progress: Callable[[int], None] | None = None,
+    seconds: float | None = None,
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
-    """About ``decisions`` rows of four heuristic players (decisions with one legal action are
-    skipped), with paired rollouts at a share ``rollout_prob`` of the decisions that have
+    """At least ``decisions`` rows (rows of hands that ended) of four heuristic players
+    (decisions with one legal action are skipped), with paired rollouts at a share ``rollout_prob`` of the decisions that have
     candidates; with probability ``explore`` a decision is played at random (its label stays
     the heuristic's).
 
@@ -112,7 +114,8 @@ def paired_dataset(
     ``masks`` (bool), ``actions`` (the heuristic's choice), ``kinds`` (`DECISION_KINDS`),
     ``returns`` (points from the decision to the end of its hand), ``games`` (hand ids, for
     splitting), ``candidates`` (int16, ``MAX_CANDIDATES`` columns, -1 padded) and ``qvalues``
-    (float32, the candidates' rollout points; NaN where no rollout was made)."""
+    (float32, the candidates' rollout points; NaN where no rollout was made). With ``seconds``
+    the generation also stops after that much wall time (whatever the row count)."""
     if decisions < 1:
         raise ValueError(f"decisions must be a positive int, got {decisions!r}")
     if not 0.0 <= rollout_prob <= 1.0 or not 0.0 <= explore <= 1.0:
@@ -136,7 +139,8 @@ def paired_dataset(
     returns: dict[int, float] = {}
     rows = 0
     analysis_buffer = np.zeros((len(ANALYSIS_CHANNELS), NUM_KINDS), np.float32)
-    while rows < decisions:
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while len(returns) < decisions and (deadline is None or time.monotonic() < deadline):
         actions = np.zeros(num_envs, np.int64)
         views = venv.views()
         for i in range(num_envs):
@@ -187,7 +191,7 @@ def paired_dataset(
                 hand_ids[i] = next_hand
                 next_hand += 1
         if progress is not None:
-            progress(num_envs)
+            progress(len(returns))
     keep = np.array(sorted(returns), np.int64)  # rows of hands that ended; the rest are dropped
     out = {
         "planes": np.stack(columns["planes"])[keep],
@@ -205,21 +209,29 @@ def paired_dataset(
     return out
 
 
-def _worker(job: tuple[str, int, int, float, float, int, dict[str, Any]]) -> dict[str, np.ndarray]:
-    variant, decisions, seed, rollout_prob, explore, num_envs, rules = job
-    return paired_dataset(variant, decisions, seed, num_envs=num_envs, rollout_prob=rollout_prob, explore=explore, **rules)
+def _worker(job: tuple[str, int, int, float, float, int, float | None, dict[str, Any]]) -> dict[str, np.ndarray]:
+    variant, decisions, seed, rollout_prob, explore, num_envs, seconds, rules = job
+    start, last = time.monotonic(), [0]
+
+    def report(rows: int) -> None:
+        if rows - last[0] >= 5000:
+            last[0] = rows
+            print(f"  seed {seed}: {rows} rows, {time.monotonic() - start:.0f} s", flush=True)
+
+    return paired_dataset(variant, decisions, seed, num_envs=num_envs, rollout_prob=rollout_prob, explore=explore,
+                          progress=report, seconds=seconds, **rules)
 
 
 def generate(
     variant: str, decisions: int, seed: int, workers: int = 1, rollout_prob: float = 0.3, explore: float = 0.05,
-    num_envs: int = 16, **rule_overrides: Any,
+    num_envs: int = 16, seconds: float | None = None, **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """`paired_dataset` split over ``workers`` processes (seeds ``seed * 1000 + w``), merged;
     hand ids are made unique across workers."""
     if workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     share = -(-decisions // workers)
-    jobs = [(variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, rule_overrides) for w in range(workers)]
+    jobs = [(variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, rule_overrides) for w in range(workers)]
     if workers == 1:
         parts = [_worker(jobs[0])]
     else:
@@ -245,12 +257,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes")
     parser.add_argument("--rollout-prob", type=float, default=0.3, help="share of candidate decisions rolled out")
     parser.add_argument("--explore", type=float, default=0.05, help="share of decisions played at random")
+    parser.add_argument("--seconds", type=float, default=None, help="stop after this much wall time")
     parser.add_argument("--out", required=True, help="output .npz")
     args = parser.parse_args(argv)
     if args.decisions < 1 or args.workers < 1:
         parser.error("--decisions and --workers must be positive ints")
     start = time.time()
-    data = generate(args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore)
+    data = generate(args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore,
+                    seconds=args.seconds)
     np.savez(args.out, **data)
     rolled = int((~np.isnan(data["qvalues"][:, 0])).sum())
     print(f"{len(data['actions'])} rows, {rolled} with rollouts, {time.time() - start:.0f} s -> {args.out}")
