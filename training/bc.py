@@ -97,6 +97,9 @@ class Args:
     """residual blocks of the network"""
     hidden: int = 256
     """width of the shared fully connected layer"""
+    gate_deals: int = 0
+    """after training, play the checkpoint 1-vs-3 against the heuristic on this many deals (4 hands
+    each, training.duplicate) and record the result in its metadata (0: no gate)"""
     out_dir: str = "runs"
     """where run directories go"""
     save_path: str | None = None
@@ -122,6 +125,7 @@ def check_args(args: Args) -> None:
     require(args.learning_rate > 0, f"--learning-rate must be positive, got {args.learning_rate}")
     require(args.advantage_coef >= 0 and args.value_coef >= 0, "--advantage-coef and --value-coef must be >= 0")
     require(args.channels >= 1 and args.blocks >= 0 and args.hidden >= 1, "--channels/--hidden must be >= 1, --blocks >= 0")
+    require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
 
 
 def _batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
@@ -316,6 +320,20 @@ def train(args: Args) -> Path:
             "wall_seconds": round(seconds, 1),
         },
     )
+    if args.gate_deals > 0:
+        from agents.heuristic import HeuristicAgent
+        from agents.torch_agent import TorchAgent
+        from training.duplicate import one_vs_three
+
+        gate = one_vs_three(args.variant, TorchAgent.from_checkpoint(save_path, device="cpu"), HeuristicAgent(),
+                            args.gate_deals, args.seed)
+        low, high = gate.ci("candidate")
+        print(f"bc: gate 1-vs-3 against the heuristic: {gate.mean('candidate'):+.3f} [{low:+.3f}, {high:+.3f}] "
+              f"over {gate.hands} hands")
+        logger.scalar("eval/points_vs_heuristic", gate.mean("candidate"), step)
+        payload = torch.load(save_path, weights_only=True)
+        payload["metadata"]["gate"] = {"points_vs_heuristic": gate.mean("candidate"), "ci95": [low, high], "hands": gate.hands}
+        torch.save(payload, save_path)
     plot_curves(
         logger.history,
         ["bc/train_loss", "bc/val_accuracy", "bc/advantage_loss", "bc/val_adv_gain"],
