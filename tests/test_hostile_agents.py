@@ -273,7 +273,7 @@ def test_a_field_of_hostile_agents_leaves_every_hand_accounted_for(tmp_path):
 
 @pytest.mark.slow
 def test_a_thousand_hands_with_hostile_agents_are_all_accounted_for(tmp_path):
-    _accounting(tmp_path, deals=250, probability=0.3, workers=2)
+    _accounting(tmp_path, deals=250, probability=0.1, workers=2)
 
 
 # ---------------------------------------------------------------------- flags
