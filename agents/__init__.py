@@ -95,7 +95,9 @@ class AgentSpec:
             base = f"{self.target}:{self.attribute}"
         if not self.kwargs:
             return base
-        query = "&".join(f"{key}={urllib.parse.quote(_value_text(value), safe='/:.,-_~+@')}" for key, value in self.kwargs)
+        query = "&".join(
+            f"{key}={urllib.parse.quote(_value_text(value), safe='/:.,-_~+@')}" for key, value in self.kwargs
+        )
         return f"{base}?{query}"
 
 

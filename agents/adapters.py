@@ -48,7 +48,9 @@ class SB3Agent(Agent):
 
     name = "sb3"
 
-    def __init__(self, model: Any, *, variant: str | None = None, deterministic: bool = True, seed: int | None = 0) -> None:
+    def __init__(
+        self, model: Any, *, variant: str | None = None, deterministic: bool = True, seed: int | None = 0
+    ) -> None:
         self.model = model
         self.variant = variant
         self.deterministic = bool(deterministic)

@@ -48,10 +48,12 @@ __all__ = ["AgentFault", "IsolatedAgent"]
 _MESSAGE_LIMIT = 2000
 _REPLY_LIMIT = 1 << 20
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-_BOOT = "import sys, json; sys.path[:0] = json.loads(sys.argv[2]); from agents.sandbox import _child_main; _child_main()"
+_BOOT = (
+    "import sys, json; sys.path[:0] = json.loads(sys.argv[2]); from agents.sandbox import _child_main; _child_main()"
+)
 
 
-class AgentFault(Exception):
+class AgentFault(Exception):  # noqa: N818 - a fault of the agent, booked as a forfeit, not an error of ours
     """An agent's failure: ``kind`` is ``crash``, ``timeout``, ``exit`` or ``illegal``."""
 
     def __init__(self, kind: str, message: str) -> None:
@@ -161,7 +163,9 @@ class IsolatedAgent:
         ``seed(seed)``), ``reset()``, and the child's global generators seeded."""
         self._request(("begin", self.spec, seat, seed, global_seed), self.load_timeout, "agent construction")
 
-    def act(self, seat: int, observation: dict[str, Any], info: dict[str, Any], limit: float | None) -> tuple[Any, float]:
+    def act(
+        self, seat: int, observation: dict[str, Any], info: dict[str, Any], limit: float | None
+    ) -> tuple[Any, float]:
         """The agent's action and the round-trip time; `AgentFault` on any failure."""
         reply, elapsed = self._request(("act", seat, observation, info), limit, "decision")
         if "action" in reply:

@@ -92,7 +92,10 @@ def test_resolve_spec_makes_paths_absolute(tmp_path, monkeypatch):
     assert resolved == f"{tmp_path / 'my_agent.py'}:FirstLegal?extra={tmp_path / 'run' / 'model.zip'}&offset=1"
     assert agents.resolve_spec("random") == "random" and agents.resolve_spec("pkg.mod:Cls") == "pkg.mod:Cls"
     description = agents.describe(resolved, agents.load(resolved))
-    assert {s["path"] for s in description["sources"]} == {str(tmp_path / "my_agent.py"), str(tmp_path / "run" / "model.zip")}
+    assert {s["path"] for s in description["sources"]} == {
+        str(tmp_path / "my_agent.py"),
+        str(tmp_path / "run" / "model.zip"),
+    }
     assert not agents.is_trusted(resolved) and agents.is_trusted("agents.heuristic:HeuristicAgent")
 
 
@@ -165,7 +168,7 @@ def test_an_sb3_model_enters_a_tournament(sb3_model, tmp_path):
 def test_a_model_trained_for_the_other_variant_is_refused_unless_allowed(sb3_model, tmp_path):
     entrants = (("ppo", f"sb3:{sb3_model}?variant=xinjiang"), ("rand", "random"))
     config = TournamentConfig(variant="changchun", agents=entrants, deals=1)
-    with pytest.raises(TournamentError, match="trained for xinjiang.*--allow-variant-mismatch"):
+    with pytest.raises(TournamentError, match=r"trained for xinjiang.*--allow-variant-mismatch"):
         run_tournament(config, tmp_path / "t.sqlite", workers=0, isolate="none")
     summary = run_tournament(config, tmp_path / "t.sqlite", workers=0, isolate="none", allow_variant_mismatch=True)
     assert summary.hands_played == 2

@@ -56,7 +56,7 @@ class TimeoutCatcher(MisbehavingAgent):
         while time.monotonic() < deadline:
             try:
                 time.sleep(0.05)
-            except BaseException:  # noqa: BLE001 - the point of this agent
+            except BaseException:
                 pass
         return int(np.flatnonzero(observation["action_mask"])[0])
 
@@ -69,7 +69,7 @@ class InfiniteLooper(MisbehavingAgent):
             try:
                 while True:
                     pass
-            except BaseException:  # noqa: BLE001 - the point of this agent
+            except BaseException:
                 pass
 
 
@@ -306,7 +306,7 @@ def test_numeric_flags_out_of_range_fail_with_one_line_naming_the_flag(tmp_path,
 
 
 def test_a_huge_number_of_deals_starts_playing_at_once(tmp_path):
-    class Stop(Exception):
+    class Stop(Exception):  # noqa: N818 - a signal to stop the run, not an error
         pass
 
     def stop(hand):
@@ -357,8 +357,9 @@ def test_resume_refuses_an_entrant_whose_file_changed_and_works_from_another_fol
         cwd=work, **run,
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
+    mine = f"m={work / 'mine.py'}:Mine"
     elsewhere = [sys.executable, "-m", "agents.tournament", "--db", str(work / "t.sqlite"), "--resume",
-                 "--agents", f"m={work / 'mine.py'}:Mine", "random", "--workers", "0", "--quiet", "--no-report"]  # fmt: skip
+                 "--agents", mine, "random", "--workers", "0", "--quiet", "--no-report"]  # fmt: skip
     second = subprocess.run([*elsewhere, "--deals", "2"], cwd=tmp_path, **run)
     assert second.returncode == 0, second.stderr  # the stored spec names the file by its absolute path
     (work / "mine.py").write_text("from agents import RandomAgent\n\nclass Mine(RandomAgent):\n    cheat = 1\n")
@@ -412,7 +413,9 @@ def _hostile_databases(tmp_path: Path) -> dict[str, Path]:
     variant("wrong-table", "DROP TABLE hands; CREATE TABLE hands (x);")
     variant("newer-schema", "UPDATE meta SET value = '99' WHERE key = 'schema';")
     variant("unknown-entrant", "UPDATE seats SET agent = 'zzz' WHERE seat = 1;")
-    variant("result-wrong-types", """UPDATE hands SET result = '{"outcome": "win", "winner": 0, "total_fan": "many"}';""")
+    variant(
+        "result-wrong-types", """UPDATE hands SET result = '{"outcome": "win", "winner": 0, "total_fan": "many"}';"""
+    )
     variant("points-text", "UPDATE seats SET points = 'lots';")
     return files
 

@@ -20,7 +20,7 @@ def test_rllib_ppo_trains_reports_the_learner_and_its_checkpoint_plays_a_tournam
 
     env = make_env("changchun")
     obs, _ = env.reset(seed=1)
-    (agent, first), = obs.items()
+    ((_agent, first),) = obs.items()
     assert set(first) == {"observations", "action_mask"} and first["action_mask"].sum() >= 1
     checkpoint = tmp_path / "ckpt"
     results = train("changchun", iterations=1, train_batch_size=400, checkpoint=checkpoint)

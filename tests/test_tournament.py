@@ -131,7 +131,7 @@ def test_resume_after_an_exception_gives_the_uninterrupted_results(tmp_path):
     run_tournament(config, tmp_path / "full.sqlite", workers=0)
     full = stored(tmp_path / "full.sqlite")
 
-    class Stop(Exception):
+    class Stop(Exception):  # noqa: N818 - a signal to stop the run, not an error
         pass
 
     count = 0

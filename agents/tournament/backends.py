@@ -22,13 +22,13 @@ Workers limit PyTorch and BLAS to one thread each (one hand per core).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import sys
 import traceback
-import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 

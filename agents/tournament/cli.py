@@ -65,10 +65,14 @@ def _bounded(kind: Callable[[str], Any], low: float, high: float, inclusive_low:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
         if not math.isfinite(value) or value > high or value < low or (not inclusive_low and value == low):
             shown_low, shown_high = (str(low), str(high)) if kind is int else (f"{low:g}", f"{high:g}")
-            span = f"from {shown_low} to {shown_high}" if inclusive_low else f"above {shown_low} and at most {shown_high}"
+            span = (
+                f"from {shown_low} to {shown_high}" if inclusive_low else f"above {shown_low} and at most {shown_high}"
+            )
             raise argparse.ArgumentTypeError(f"must be a finite number {span}, got {text!r}")
         return value
 
@@ -78,7 +82,9 @@ def _bounded(kind: Callable[[str], Any], low: float, high: float, inclusive_low:
 class _DeprecatedHands(argparse.Action):
     """``--hands``: the old name of ``--deals`` (it always counted deals)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None) -> None:
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
         print(
             "mahjong-tournament: --hands is deprecated: it counts deals (walls), each played once per seating; "
             "use --deals",
@@ -116,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="number of deals (walls), default 8. The duplicate format plays each deal once per seating "
         "(2 entrants: 2 hands per deal, 3: 6, 4 or more: 4); random-seats plays each deal once",
     )
-    game.add_argument("--hands", dest="deals", type=deals, metavar="N", action=_DeprecatedHands, help="deprecated: --deals")
+    game.add_argument(
+        "--hands", dest="deals", type=deals, metavar="N", action=_DeprecatedHands, help="deprecated: --deals"
+    )
     game.add_argument(
         "--seed",
         type=_bounded(int, 0, MAX_SEED),

@@ -59,7 +59,9 @@ class TournamentConfig:
         if self.format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if isinstance(self.deals, bool) or not isinstance(self.deals, int) or not 1 <= self.deals <= MAX_DEALS:
-            raise ValueError(f"the number of deals (--deals) must be an integer from 1 to {MAX_DEALS}, got {self.deals!r}")
+            raise ValueError(
+                f"the number of deals (--deals) must be an integer from 1 to {MAX_DEALS}, got {self.deals!r}"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
             raise ValueError(f"seed (--seed) must be an integer from 0 to 2**63-1, got {self.seed!r}")
         timeout = self.move_timeout

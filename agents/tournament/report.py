@@ -237,8 +237,11 @@ def _plots(summary: Summary, out: Path) -> list[str]:
             ax.fill_between(xs, mu - sigma, mu + sigma, color=line.get_color(), alpha=0.15)
         ax.set_xlabel("hands played")
         ax.set_ylabel("OpenSkill mu (skill estimate)")
-        ax.set_title("Rating over hands played: mu, band ± sigma (its uncertainty)\nhigher is better; "
-                     "bands apart = clearly different", fontsize="medium")
+        ax.set_title(
+            "Rating over hands played: mu, band ± sigma (its uncertainty)\nhigher is better; "
+            "bands apart = clearly different",
+            fontsize="medium",
+        )
         ax.legend(fontsize="small")
         fig.tight_layout()
         fig.savefig(out / "rating.png", dpi=110)
@@ -283,7 +286,9 @@ def _notable(summary: Summary, store: ResultStore, out: Path) -> list[dict[str, 
                 for seat in (None, 0, 1, 2, 3):
                     name = f"{stem}.html" if seat is None else f"{stem}-seat{seat}.html"
                     if not (out / "replays" / name).exists():
-                        write_replay(record, out / "replays" / name, seat=seat, hand=0, title=item["title"], players=seats)
+                        write_replay(
+                            record, out / "replays" / name, seat=seat, hand=0, title=item["title"], players=seats
+                        )
                     views["table" if seat is None else f"seat {seat} ({seats[seat]})"] = f"replays/{name}"
                 item["replays"] = views
             except Exception as error:  # a replay is a convenience; the report stands without it

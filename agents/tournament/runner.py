@@ -225,7 +225,9 @@ def run_tournament(
             store.save_config(config, entrants)
         expected = total_hands(config)
         done = store.done()
-        todo = (task for task in iter_schedule(config, isolate=isolate, load_timeout=load_timeout) if task.key not in done)
+        todo = (
+            task for task in iter_schedule(config, isolate=isolate, load_timeout=load_timeout) if task.key not in done
+        )
         bar = _progress(expected, len(done), progress)
 
         def stored_hand(hand: dict[str, Any]) -> None:

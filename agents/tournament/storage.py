@@ -50,6 +50,7 @@ _TABLES = ("meta", "hands", "seats", "failures")
 class StoreError(ValueError):
     """The database cannot be used: not ours, malformed, or locked by another process."""
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS hands (
@@ -341,7 +342,9 @@ class ResultStore:
         try:
             record = json.loads(row[0])
         except (TypeError, ValueError) as error:
-            raise StoreError(f"database {self.path}: the record of hand ({deal}, {seating}) is not JSON ({error})") from None
+            raise StoreError(
+                f"database {self.path}: the record of hand ({deal}, {seating}) is not JSON ({error})"
+            ) from None
         return record if isinstance(record, dict) else None
 
     def export_jsonl(self, path: str | Path) -> int:

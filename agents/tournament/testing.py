@@ -1,11 +1,12 @@
 """Misbehaving agents for testing the tournament runner (and a user's fault handling).
 
 Each plays uniformly at random over the legal actions and misbehaves on its third decision of
-a hand (`MisbehavingAgent`, the base of the hostile agents in ``tests/test_hostile_agents.py``): `CrashingAgent` raises (in about half of its hands, drawn from its per-hand seed),
-`IllegalAgent` returns an action that is not legal, `SlowAgent` sleeps ``SlowAgent.delay``
-seconds. `DieOnceAgent` kills its own process on its
-first decision if the file named by ``$MAHJONG_TOURNAMENT_DIE_ONCE`` does not exist yet (it
-creates it), to test that a dead worker's hand is played again.
+a hand (`MisbehavingAgent`, also the base of the hostile agents in
+``tests/test_hostile_agents.py``): `CrashingAgent` raises (in about half of its hands, drawn
+from its per-hand seed), `IllegalAgent` returns an action that is not legal, `SlowAgent` sleeps
+``SlowAgent.delay`` seconds. `DieOnceAgent` kills its own process on its first decision if the
+file named by ``$MAHJONG_TOURNAMENT_DIE_ONCE`` does not exist yet (it creates it), to test that
+a dead worker's hand is played again.
 """
 
 from __future__ import annotations
