@@ -1570,3 +1570,24 @@ def test_c14_final_draw_of_the_seen_bao_is_a_bao_win():
     act(env, "player_1: win")
     res = result(env)
     assert res["method"] == "bao_draw" and fans(res) == {"pinghu": 1, "zimo": 1, "mobao": 2, "lihu": 1}
+
+
+def test_c14_bao_roll_at_next_turn_entered_by_a_kong_on_a_discard():
+    # C14: the declarer's next turn begins with its exposed kong of player_0's 2m (C7: same
+    # waits): the dice are rolled then, before the replacement draw; the view comes at the
+    # start of its next turn with an ordinary draw (C8 b)
+    hands = [C7_P0, C8_WAIT_1Z_4Z, IDLE[0], IDLE[2]]
+    env = cc(hands, wall=wall_with(hands, "9p7m8p2m", "9s", {indicator_index(5): "8m"}), dice=[5],
+             bao_roll_at_next_turn=True)
+    act(env, "player_0: discard 9m")
+    act(env, "player_1: ready 9p")
+    for seat in (2, 3, 0):
+        tsumogiri(env, seat)
+    assert env.game.bao is None and legal(env) == {"kong", "pass"}
+    act(env, "player_1: kong")
+    assert view(env, 1)["dice"] == [5] and env.game.wall.gap == 73 and env.game.bao == tile_index("8m")
+    assert phase(env) == "turn" and view(env, 1)["drawn"] == "9s" and legal(env) == {"discard 9s"}
+    tsumogiri(env, 1)
+    for seat in (2, 3, 0):
+        tsumogiri(env, seat)
+    assert env.agent_selection == "player_1" and phase(env) == "bao_view"
