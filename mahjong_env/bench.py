@@ -11,7 +11,14 @@ c. `mahjong_env.vector.VectorMahjong` with observations and masks, N = 1, 16, 64
 d. `mahjong_env.workers.ParallelVectorMahjong` on every core (one worker per core);
 e. full self-play with the shipped network (``agents/checkpoints/<variant>.pt``) choosing
    every action on CPU, batched over the games; skipped with a message when it is absent
-   (``--checkpoint`` names another, ``--untrained-net`` times a freshly built network).
+   (``--checkpoint`` names another, ``--untrained-net`` times a freshly built network);
+r. the PettingZoo loop of API.md exactly (``env()``, ``env.last()`` at every decision, a
+   random legal action, one core) beside RLCard's mahjong env (``rlcard.make("mahjong")``,
+   ``env.step`` encoding the next player's state, a random legal action) in the same run, in
+   alternating rounds so that both see the same machine load; the ratio of decisions/s is the
+   result. Skipped when RLCard is not installed (``pip install -e '.[bench]'``). RLCard plays
+   a simpler rule set (no bao, no special kongs), so the ratio compares env costs per decision,
+   not equal games.
 
 Rates are wall-clock; "cpu" columns divide by this process's CPU time instead, which is less
 disturbed by other jobs on a shared machine. Each variant is warmed up first (the hand
@@ -29,8 +36,9 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -44,8 +52,11 @@ __all__ = [
     "bench_vector",
     "bench_parallel",
     "bench_selfplay",
+    "bench_rlcard",
     "profile_breakdown",
 ]
+
+SECTIONS = "abcder"
 
 VARIANTS = variant_names()
 
@@ -84,7 +95,7 @@ def _raw_env(variant: str) -> Any:
     return get_variant(variant).raw_env
 
 
-def _rates(decisions: int, hands: int, wall: float, cpu: float) -> dict[str, float]:
+def _rates(decisions: int, hands: int, wall: float, cpu: float) -> dict[str, Any]:
     return {
         "decisions": decisions,
         "hands": hands,
@@ -125,6 +136,51 @@ def bench_aec(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
     tracemalloc.stop()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["rss_growth_mb"] = _rss_mb() - rss_before
+    return out
+
+
+def _play_rlcard(env: Any, rng: np.random.Generator, hands: int) -> int:
+    decisions = 0
+    for _ in range(hands):
+        state, _ = env.reset()
+        while not env.is_over():
+            legal = list(state["legal_actions"])
+            state, _ = env.step(legal[rng.integers(len(legal))])
+            decisions += 1
+    return decisions
+
+
+def bench_rlcard(variant: str, hands: int, rounds: int = 3, seed: int = 0) -> dict[str, Any]:
+    """(r) The PettingZoo loop (as section a) and RLCard's mahjong env, ``hands`` hands each,
+    in ``rounds`` alternating rounds; rates of both and their ratio (ours / RLCard's)."""
+    try:
+        import rlcard
+    except ImportError:
+        return {"skipped": "RLCard is not installed (pip install -e '.[bench]')"}
+    make_env = get_variant(variant).env
+    ours, theirs = make_env(), rlcard.make("mahjong", config={"seed": seed})
+    rng = np.random.default_rng(seed)
+    per_round = max(1, hands // rounds)
+    decisions = {"ours": 0, "rlcard": 0}
+    wall = {"ours": 0.0, "rlcard": 0.0}
+    cpu = {"ours": 0.0, "rlcard": 0.0}
+
+    def timed(key: str, play: Callable[[], int]) -> None:
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        decisions[key] += play()
+        wall[key] += time.perf_counter() - wall0
+        cpu[key] += time.process_time() - cpu0
+
+    _play_rlcard(theirs, rng, 2)  # warm-up
+    for k in range(rounds):
+        seeds = range(seed + k * per_round, seed + (k + 1) * per_round)
+        timed("ours", partial(_play_aec, ours, rng, seeds))
+        timed("rlcard", partial(_play_rlcard, theirs, rng, per_round))
+    out = _rates(decisions["ours"], per_round * rounds, wall["ours"], cpu["ours"])
+    rl = _rates(decisions["rlcard"], per_round * rounds, wall["rlcard"], cpu["rlcard"])
+    out["rlcard"] = {"version": getattr(rlcard, "__version__", "unknown"), **rl}
+    out["ratio"] = out["decisions_per_s"] / rl["decisions_per_s"]
+    out["cpu_ratio"] = out["cpu_decisions_per_s"] / rl["cpu_decisions_per_s"]
     return out
 
 
@@ -333,7 +389,8 @@ def _warm_up(variant: str, hands: int) -> None:
 def _print_table(report: dict[str, Any]) -> None:
     m = report["machine"]
     print(
-        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}, load average {m['load_average']}"
+        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}, "
+        f"load average {m['load_average']}"
     )
     print(f"{'variant':<10} {'section':<34} {'decisions/s':>12} {'cpu dec/s':>10} {'hands/s':>9}  notes")
     entries = [(label, variant, row) for variant, rows in report["variants"].items() for label, row in rows.items()]
@@ -355,39 +412,99 @@ def _print_table(report: dict[str, Any]) -> None:
             notes.append(f"with random policy {row['loop_decisions_per_s']:,.0f}/s")
         if "network" in row:
             notes.append(
-                f"network alone {row['network_decisions_per_s']:,.0f}/s, {row['torch_threads']} torch thread(s); {row['network']}"
+                f"network alone {row['network_decisions_per_s']:,.0f}/s, {row['torch_threads']} torch thread(s); "
+                f"{row['network']}"
+            )
+        if "rlcard" in row:
+            rl = row["rlcard"]
+            notes.append(
+                f"RLCard {rl['version']} mahjong {rl['decisions_per_s']:,.0f}/s "
+                f"(cpu {rl['cpu_decisions_per_s']:,.0f}/s): "
+                f"ratio {row['ratio']:.2f}x (cpu {row['cpu_ratio']:.2f}x)"
             )
         cpu_text = f"{cpu:>10,.0f}" if cpu is not None else f"{'-':>10}"
         print(f"{variant:<10} {label:<34} {rate:>12,.0f} {cpu_text} {hands:>9,.1f}  {'; '.join(notes)}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block): ``mahjong-bench: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive(kind: type, low: float = 1) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be {'an int' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if not value >= low or value != value:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _sections(text: str) -> str:
+    bad = sorted(set(text) - set(SECTIONS))
+    if bad or not text:
+        raise argparse.ArgumentTypeError(
+            f"unknown section(s) {', '.join(map(repr, bad)) or '(none given)'}; valid sections: {', '.join(SECTIONS)}"
+        )
+    return text
+
+
+def _sizes(text: str) -> list[int]:
+    parse = _positive(int)
+    try:
+        sizes = [parse(x) for x in text.split(",")]
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"must be positive ints separated by commas ({err})") from None
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mahjong-bench", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="mahjong-bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", choices=(*VARIANTS, "both"), default="both")
-    parser.add_argument("--hands", type=int, default=200, help="hands for the AEC and raw-engine sections")
     parser.add_argument(
-        "--seconds", type=float, default=5.0, help="time per batched / parallel / self-play measurement"
+        "--hands", type=_positive(int), default=200, help="hands for the AEC, raw-engine and RLCard sections"
     )
-    parser.add_argument("--sizes", default="1,16,64,256", help="batch sizes N for section c")
-    parser.add_argument("--workers", type=int, default=None, help="workers for section d (default: every core)")
-    parser.add_argument("--envs-per-worker", type=int, default=64, help="games per worker in section d")
-    parser.add_argument("--selfplay-envs", type=int, default=64, help="games in section e")
+    parser.add_argument(
+        "--seconds",
+        type=_positive(float, 0.01),
+        default=5.0,
+        help="time per batched / parallel / self-play measurement",
+    )
+    parser.add_argument("--sizes", type=_sizes, default=[1, 16, 64, 256], help="batch sizes N for section c")
+    parser.add_argument(
+        "--workers", type=_positive(int), default=None, help="workers for section d (default: every core)"
+    )
+    parser.add_argument("--envs-per-worker", type=_positive(int), default=64, help="games per worker in section d")
+    parser.add_argument("--selfplay-envs", type=_positive(int), default=64, help="games in section e")
     parser.add_argument(
         "--checkpoint", default=None, help="network for section e (default agents/checkpoints/<variant>.pt)"
     )
     parser.add_argument(
         "--untrained-net", action="store_true", help="section e with a fresh network when no checkpoint exists"
     )
-    parser.add_argument("--torch-threads", type=int, default=1, help="PyTorch CPU threads in section e")
+    parser.add_argument("--torch-threads", type=_positive(int), default=1, help="PyTorch CPU threads in section e")
     parser.add_argument(
-        "--warmup-hands", type=int, default=200, help="raw-engine hands played first to fill the hand tables"
+        "--warmup-hands",
+        type=_positive(int, 0),
+        default=200,
+        help="raw-engine hands played first to fill the hand tables",
     )
-    parser.add_argument("--sections", default="abcde", help="which sections to run, e.g. 'ac'")
+    parser.add_argument(
+        "--sections", type=_sections, default="abcde", help=f"which sections to run, e.g. 'ac' (of {SECTIONS})"
+    )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile breakdown of VectorMahjong N=64")
     parser.add_argument("--json", dest="json_path", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     variants = VARIANTS if args.variant == "both" else (args.variant,)
-    sizes = [int(x) for x in args.sizes.split(",") if x]
+    sizes = args.sizes
     info = machine_info()
     workers = args.workers or int(info["cores"] or 1)
     report: dict[str, Any] = {"machine": info, "args": vars(args), "variants": {v: {} for v in variants}}
@@ -411,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows[f"e. self-play + network N={args.selfplay_envs}"] = bench_selfplay(
                     variant, args.selfplay_envs, args.seconds, args.checkpoint, args.untrained_net, args.torch_threads
                 )
+            elif section == "r":
+                rows["r. PettingZoo loop vs RLCard, 1 core"] = bench_rlcard(variant, args.hands)
         print(f"# section {section} done", file=sys.stderr, flush=True)
     if args.profile:
         report["profile"] = {variant: profile_breakdown(variant) for variant in variants}
