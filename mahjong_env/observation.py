@@ -57,7 +57,7 @@ Scalars (``r`` a relative seat; "/k" means the value is divided by k):
 | 38–41   | ``score_gain_<r>/64``          | max(points so far, 0)                                 |
 | 42, 43  | ``bao_rolls/6``, ``last_dice/12`` |                                                    |
 | 44–47   | ``first_turn_<r>``             | before the seat's first discard (C5)                  |
-| 48–51   | ``context_<how>``              | how the mover got its tile: deal, draw, replacement, claim (own turn only) |
+| 48–51   | ``context_<how>``              | own turn: got its tile by deal, draw, replacement, claim |
 | 52      | ``duibao_passed``              | this seat passed 对宝 on the current bao (C8)           |
 | 53–68   | ``special_<kind>_<r>``         | declared special groups, 4 per seat (winds, dragons, ones, nines) |
 | 69–72   | ``concealed_kongs_<r>/4``      | concealed kongs made                                  |

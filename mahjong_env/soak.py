@@ -89,6 +89,7 @@ def soak(
     from mahjong_env.actions import WIN
     from mahjong_env.engine.state import Phase
     from mahjong_env.observation import NUM_CHANNELS
+
     env = get_variant(variant).raw_env(num_hands=num_hands)
     rng = np.random.default_rng(seed)
     failures: list[str] = []

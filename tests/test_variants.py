@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -35,7 +36,11 @@ class ToyRules(XinjiangRules):
 
 
 class raw_env(MahjongEnv):  # noqa: N801 (PettingZoo naming)
-    metadata = {"render_modes": ["ansi", "human"], "name": "toy_v0", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "toy_v0",
+        "is_parallelizable": False,
+    }
     rules_class = ToyRules
     config_class = ToyConfig
 
@@ -93,7 +98,7 @@ def test_register_rejects_clashes_and_builtins_stay():
 def _random_episode(aec, seed: int) -> None:
     aec.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    for agent in aec.agent_iter():
+    for _agent in aec.agent_iter():
         obs, _, termination, truncation, _ = aec.last()
         aec.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
 
