@@ -27,7 +27,17 @@ from agents.network import PolicyNetwork, load_checkpoint, masked_logits
 from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
 from mahjong_env.observation import NUM_CHANNELS
 
-__all__ = ["TorchAgent", "resolve_device"]
+__all__ = ["TorchAgent", "choose_with_advantage", "resolve_device"]
+
+
+def choose_with_advantage(policy_choice: int, candidates: list[int], advantages: np.ndarray, margin: float) -> int:
+    """The candidate of highest estimated advantage if it beats the policy's own choice by more
+    than ``margin`` (in the head's units), else the policy's choice; a policy choice outside the
+    candidates gives way to the best candidate."""
+    best = max(candidates, key=lambda a: advantages[a])
+    if policy_choice not in candidates:
+        return best
+    return best if advantages[best] - advantages[policy_choice] > margin else policy_choice
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -53,8 +63,12 @@ class TorchAgent(Agent):
         device: str | torch.device = "auto",
         greedy: bool = True,
         seed: int | None = 0,
+        advantage_margin: float = 0.0,
     ) -> None:
         self.device = resolve_device(device)
+        self.advantage_margin = float(advantage_margin)
+        """How much better (in the advantage head's units) a candidate must look than the policy's
+        own choice to replace it (stored in the checkpoint by training.bc)."""
         self.network = network.to(self.device).eval()
         self.variant = variant
         self.greedy = greedy
@@ -71,7 +85,10 @@ class TorchAgent(Agent):
         """Load a checkpoint written by `agents.network.save_checkpoint` (``weights_only=True``)."""
         target = resolve_device(device)
         network, meta = load_checkpoint(path, target)
-        agent = cls(network, variant=meta.get("variant"), device=target, greedy=greedy, seed=seed)
+        margin = meta.get("metadata", {}).get("advantage_margin", 0.0)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not np.isfinite(margin):
+            raise ValueError(f"checkpoint {str(path)!r}: metadata advantage_margin must be a number, got {margin!r}")
+        agent = cls(network, variant=meta.get("variant"), device=target, greedy=greedy, seed=seed, advantage_margin=margin)
         agent.name = f"torch:{Path(path).name}"
         return agent
 
@@ -120,7 +137,7 @@ class TorchAgent(Agent):
                 assert info is not None
                 candidates = decision_candidates(info["view"], info["variant"], info.get("config"), mask[row])
                 if candidates:
-                    actions[row] = max(candidates, key=lambda a: (advantages[row, a], logits[row, a]))
+                    actions[row] = choose_with_advantage(actions[row], candidates, advantages[row], self.advantage_margin)
         return actions
 
     def _stack(self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None) -> np.ndarray:

@@ -15,10 +15,12 @@ the metrics log and the learning-curve PNG.
 
 Logged: ``bc/val_accuracy`` (held-out agreement with the heuristic) and
 ``bc/val_agreement_{discard,claim,ready,kong,bao,win}`` per decision type;
-``bc/val_adv_gain`` (on held-out rolled-out decisions, the rollout points of the candidate the
-advantage head picks minus those of the heuristic's action: an estimate of points per such
-decision gained over the teacher) and ``bc/val_adv_oracle`` (the same for the best candidate
-in hindsight, the ceiling).
+``bc/val_adv_gain`` (on held-out rolled-out decisions, the rollout points of the action the
+agent picks, `agents.torch_agent.choose_with_advantage`, minus those of the heuristic's action:
+an estimate of points per such decision gained over the teacher), ``bc/val_adv_gain_best_margin``
+and ``bc/val_adv_margin`` (the same with the margin of `MARGINS` that does best on these rows,
+stored in the checkpoint) and ``bc/val_adv_oracle`` (the best candidate in hindsight: the
+ceiling).
 """
 
 from __future__ import annotations
@@ -35,12 +37,16 @@ import torch
 from torch import nn
 
 from agents.network import PolicyNetwork, masked_logits, save_checkpoint
-from agents.torch_agent import resolve_device
+from agents.torch_agent import choose_with_advantage, resolve_device
 from mahjong_env.features import ANALYSIS_CHANNELS
 from training.cli import MetricLogger, new_run_dir, parse_args, plot_curves, progress_bar, require
 from training.paired import DECISION_KINDS, generate
 
-__all__ = ["Args", "main", "train"]
+__all__ = ["MARGINS", "Args", "main", "train"]
+
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8)
+"""Advantage margins (in units of the rollout spread) tried on the validation rows; the best is
+stored in the checkpoint as ``advantage_margin``."""
 
 
 @dataclass
@@ -166,7 +172,8 @@ def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndar
     kinds = data["kinds"][index]
     agree = np.zeros(len(DECISION_KINDS))
     seen = np.zeros(len(DECISION_KINDS))
-    gain, oracle, rolled = 0.0, 0.0, 0
+    gains = np.zeros(len(MARGINS))
+    oracle, rolled = 0.0, 0
     with torch.no_grad():
         for batch in _batches(len(index), 2048, None):
             rows = index[batch]
@@ -180,7 +187,8 @@ def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndar
                 adv = None
             logits = masked_logits(logits, mask)
             loss_sum += nn.functional.cross_entropy(logits, action, reduction="sum").item()
-            hit = (logits.argmax(1) == action).cpu().numpy()
+            choice = logits.argmax(1).cpu().numpy()
+            hit = choice == action.cpu().numpy()
             correct += int(hit.sum())
             total += len(rows)
             np.add.at(agree, kinds[batch], hit)
@@ -192,11 +200,13 @@ def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndar
                 labels = data["actions"][rows]
                 for r in np.flatnonzero(~np.isnan(q[:, 0])):
                     valid = cands[r] >= 0
-                    cs, qs = cands[r][valid], q[r][valid]
+                    cs, qs = [int(c) for c in cands[r][valid]], q[r][valid]
                     if labels[r] not in cs:
                         continue
-                    base = qs[list(cs).index(labels[r])]
-                    gain += qs[int(np.argmax(a[r][cs]))] - base
+                    base = qs[cs.index(labels[r])]
+                    for m, margin in enumerate(MARGINS):
+                        picked = choose_with_advantage(int(choice[r]), cs, a[r], margin)  # always a candidate
+                        gains[m] += qs[cs.index(picked)] - base
                     oracle += qs.max() - base
                     rolled += 1
     network.train()
@@ -205,8 +215,12 @@ def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndar
         if seen[k]:
             out[f"agreement_{name}"] = agree[k] / seen[k]
     if rolled:
-        out["adv_gain"] = gain / rolled
+        out["adv_gain"] = gains[0] / rolled
+        best = int(np.argmax(gains))
+        out["adv_gain_best_margin"] = gains[best] / rolled
+        out["adv_margin"] = MARGINS[best]
         out["adv_oracle"] = oracle / rolled
+        out["adv_rows"] = rolled
     return out
 
 
@@ -315,6 +329,7 @@ def train(args: Args) -> Path:
             "args": dataclasses.asdict(args),
             "val": {k: float(v) for k, v in metrics.items()},
             "advantage_scale": adv_scale,
+            "advantage_margin": float(metrics.get("adv_margin", 0.0)),
             "train_samples": len(train_idx),
             "rollout_rows": int(rolled.sum()),
             "wall_seconds": round(seconds, 1),
