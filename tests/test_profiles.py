@@ -194,7 +194,12 @@ def test_gymnasium_and_vector_envs_take_the_profile():
 def test_tournament_rule_profile(tmp_path, capsys):
     db = tmp_path / "mil.sqlite"
     args = ["--variant", "changchun", "--agents", "random", "random", "--hands", "2", "--seed", "1"]
-    assert tournament_main(args + ["--rule", "profile=mil2024", "--db", str(db), "--workers", "0", "--quiet", "--no-report"]) == 0
+    assert (
+        tournament_main(
+            args + ["--rule", "profile=mil2024", "--db", str(db), "--workers", "0", "--quiet", "--no-report"]
+        )
+        == 0
+    )
     with ResultStore(db) as store:
         hands = list(store.hands(with_record=True))
     assert hands

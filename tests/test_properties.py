@@ -139,8 +139,8 @@ def _public_melds(raw, observer: int) -> tuple:
     """Every seat's melds as the table shows them (a face-down concealed kong without its tile, R7)."""
     shown = raw.config.concealed_kong_visible
     return tuple(
-        tuple((m.kind, tuple(m.tiles) if shown or m.kind != "concealed_kong" or s == observer else None) for m in st.melds)
-        for s, st in enumerate(raw.game.seats)
+        tuple((m.kind, tuple(m.tiles) if shown or m.kind != "concealed_kong" or s == observer else None) for m in melds)
+        for s, melds in enumerate(st.melds for st in raw.game.seats)
     )
 
 

@@ -940,33 +940,116 @@ def test_c9_ready_offered_only_for_winnable_waits(case, hand, tile, winnable, cf
 # (case, player_3's 13 tiles, winning tile, by, rule overrides, fans, deltas); player_3 is not
 # the dealer and wins on player_1's discard or on its own draw, never having declared ready
 C10_CASES = [
-    ("pinghu_lihu_dianpao", "45m123p789s222z99p", "3m", "discard", {},
-     {"pinghu": 1, "lihu": 1, "dianpao": 1}, [0, -4, 0, 4]),
-    ("zimo_all_pay", "45m123p789s222z99p", "6m", "draw", {},
-     {"pinghu": 1, "zimo": 1, "lihu": 1}, [-4, -4, -4, 12]),
-    ("jiahu_12345m_on_3m", "12345m789p111s55z", "3m", "discard", {},
-     {"pinghu": 1, "lihu": 1, "jiahu": 1, "dianpao": 1}, [0, -8, 0, 8]),
-    ("no_jiahu_12345m_on_6m", "12345m789p111s55z", "6m", "discard", {},
-     {"pinghu": 1, "lihu": 1, "dianpao": 1}, [0, -4, 0, 4]),
-    ("jiahu_closed_wait", "13m123p789s222z99p", "2m", "draw", {},
-     {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1}, [-8, -8, -8, 24]),
-    ("jiahu_edge_89_to_7", "89m123p789s222z99p", "7m", "discard", {},
-     {"pinghu": 1, "lihu": 1, "jiahu": 1, "dianpao": 1}, [0, -8, 0, 8]),
-    ("jiahu_dandiao_pair", "1234m789p789s222z", "4m", "draw", {},
-     {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1}, [-8, -8, -8, 24]),
-    ("piaohu_shuangpeng", "111m999p555s22z33z", "2z", "discard", {},
-     {"pinghu": 1, "piaohu": 2, "lihu": 1, "dianpao": 1}, [0, -16, 0, 16]),
-    ("piaohu_never_with_jiahu", "111m999p555s222z3z", "3z", "draw", {},
-     {"pinghu": 1, "zimo": 1, "piaohu": 2, "lihu": 1}, [-16, -16, -16, 48]),
+    (
+        "pinghu_lihu_dianpao",
+        "45m123p789s222z99p",
+        "3m",
+        "discard",
+        {},
+        {"pinghu": 1, "lihu": 1, "dianpao": 1},
+        [0, -4, 0, 4],
+    ),
+    ("zimo_all_pay", "45m123p789s222z99p", "6m", "draw", {}, {"pinghu": 1, "zimo": 1, "lihu": 1}, [-4, -4, -4, 12]),
+    (
+        "jiahu_12345m_on_3m",
+        "12345m789p111s55z",
+        "3m",
+        "discard",
+        {},
+        {"pinghu": 1, "lihu": 1, "jiahu": 1, "dianpao": 1},
+        [0, -8, 0, 8],
+    ),
+    (
+        "no_jiahu_12345m_on_6m",
+        "12345m789p111s55z",
+        "6m",
+        "discard",
+        {},
+        {"pinghu": 1, "lihu": 1, "dianpao": 1},
+        [0, -4, 0, 4],
+    ),
+    (
+        "jiahu_closed_wait",
+        "13m123p789s222z99p",
+        "2m",
+        "draw",
+        {},
+        {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1},
+        [-8, -8, -8, 24],
+    ),
+    (
+        "jiahu_edge_89_to_7",
+        "89m123p789s222z99p",
+        "7m",
+        "discard",
+        {},
+        {"pinghu": 1, "lihu": 1, "jiahu": 1, "dianpao": 1},
+        [0, -8, 0, 8],
+    ),
+    (
+        "jiahu_dandiao_pair",
+        "1234m789p789s222z",
+        "4m",
+        "draw",
+        {},
+        {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1},
+        [-8, -8, -8, 24],
+    ),
+    (
+        "piaohu_shuangpeng",
+        "111m999p555s22z33z",
+        "2z",
+        "discard",
+        {},
+        {"pinghu": 1, "piaohu": 2, "lihu": 1, "dianpao": 1},
+        [0, -16, 0, 16],
+    ),
+    (
+        "piaohu_never_with_jiahu",
+        "111m999p555s222z3z",
+        "3z",
+        "draw",
+        {},
+        {"pinghu": 1, "zimo": 1, "piaohu": 2, "lihu": 1},
+        [-16, -16, -16, 48],
+    ),
     # C10 as amended: 七对 never with 夹胡 (a pair wait), 飘胡 or 立胡 (MIL 与门清不复合)
-    ("qidui_never_with_jiahu_or_lihu", "1199m1199p1199s7z", "7z", "discard", {"allow_seven_pairs": True},
-     {"pinghu": 1, "qidui": 3, "dianpao": 1}, [0, -16, 0, 16]),
-    ("haohua_qidui_on_the_fourth_copy", "111m99m11p99p11s99s", "1m", "draw", {"allow_seven_pairs": True},
-     {"pinghu": 1, "zimo": 1, "haohua_qidui": 4}, [-32, -32, -32, 96]),
-    ("qidui_holding_four_won_on_another_tile", "1111m99m11p99p11s9s", "9s", "draw", {"allow_seven_pairs": True},
-     {"pinghu": 1, "zimo": 1, "qidui": 3}, [-16, -16, -16, 48]),
-    ("fan_cap_config", "1234m789p789s222z", "4m", "draw", {"fan_cap": 2},
-     {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1}, [-2, -2, -2, 6]),
+    (
+        "qidui_never_with_jiahu_or_lihu",
+        "1199m1199p1199s7z",
+        "7z",
+        "discard",
+        {"allow_seven_pairs": True},
+        {"pinghu": 1, "qidui": 3, "dianpao": 1},
+        [0, -16, 0, 16],
+    ),
+    (
+        "haohua_qidui_on_the_fourth_copy",
+        "111m99m11p99p11s99s",
+        "1m",
+        "draw",
+        {"allow_seven_pairs": True},
+        {"pinghu": 1, "zimo": 1, "haohua_qidui": 4},
+        [-32, -32, -32, 96],
+    ),
+    (
+        "qidui_holding_four_won_on_another_tile",
+        "1111m99m11p99p11s9s",
+        "9s",
+        "draw",
+        {"allow_seven_pairs": True},
+        {"pinghu": 1, "zimo": 1, "qidui": 3},
+        [-16, -16, -16, 48],
+    ),
+    (
+        "fan_cap_config",
+        "1234m789p789s222z",
+        "4m",
+        "draw",
+        {"fan_cap": 2},
+        {"pinghu": 1, "zimo": 1, "lihu": 1, "jiahu": 1},
+        [-2, -2, -2, 6],
+    ),
 ]
 
 
@@ -984,9 +1067,7 @@ def _win_for_player_3(hand: str, tile: str, by: str, **cfg):
     return env, rewards
 
 
-@pytest.mark.parametrize(
-    "case,hand,tile,by,cfg,expected_fans,deltas", C10_CASES, ids=[c[0] for c in C10_CASES]
-)
+@pytest.mark.parametrize("case,hand,tile,by,cfg,expected_fans,deltas", C10_CASES, ids=[c[0] for c in C10_CASES])
 def test_c10_fans_and_points(case, hand, tile, by, cfg, expected_fans, deltas):
     # C10: F = 平胡 1 + additions; each payer pays 2^(F-1) (C11: only the discarder on a
     # discard, all three on a self-draw); C7: no ready declaration needed
@@ -1087,8 +1168,15 @@ C11_HAND = "45m123p789s222z99p"  # closed, waits 3m 6m: 平胡 1 + 立胡 1 = 2 
         ({"dealer_pays_extra": True}, "draw", [-8, -4, -4, 16], [4, 3, 3, None]),
         ({"discard_all_pay": True, "unready_discarder_pays_all": True}, "draw", [-4, -4, -4, 12], None),
     ],
-    ids=["discarder_only", "discard_all_pay", "baozhuang_alone_changes_nothing", "baozhuang_unready_discarder",
-         "self_draw_all_pay", "dealer_pays_extra", "baozhuang_not_on_self_draw"],
+    ids=[
+        "discarder_only",
+        "discard_all_pay",
+        "baozhuang_alone_changes_nothing",
+        "baozhuang_unready_discarder",
+        "self_draw_all_pay",
+        "dealer_pays_extra",
+        "baozhuang_not_on_self_draw",
+    ],
 )
 def test_c11_settlement(cfg, by, deltas, payer_fans):
     # C11: a discard win is paid by the discarder alone (点炮 +1 in its fan); MIL flags:
@@ -1382,8 +1470,9 @@ PASS_BY_FAN = "12345m789p111s55z"  # waits 3m (夹胡: 4 fan for the discarder) 
 def test_c14_passed_win_lock_by_fan(first, second, by_fan, offered):
     # R8 blocks only the passed kind; C14 passed_win_lock_by_fan (MIL 十一-11-2) also blocks
     # every claim win no higher for the discarder than the passed one, until the next draw
-    env = cc([None, None, None, PASS_BY_FAN], wall=first + second + "4z" + second, dealer=0,
-             passed_win_lock_by_fan=by_fan)
+    env = cc(
+        [None, None, None, PASS_BY_FAN], wall=first + second + "4z" + second, dealer=0, passed_win_lock_by_fan=by_fan
+    )
     act(env, f"player_0: discard {safe_discard(env, 0, PASS_BY_FAN)}")
     act(env, f"player_1: discard {first}")
     assert env.agent_selection == "player_3" and legal(env) == {"win", "pass"}
@@ -1470,8 +1559,9 @@ def test_c14_bao_roll_at_next_turn():
     # declaring in between, is offered no view; the roll comes at player_1's next turn before
     # its draw (the same stack from the tail: index 73), then the view offers of C8 follow
     hands = [C7_P0, C8_WAIT_1Z_4Z, IDLE[0], "123m789p789s777z5s"]
-    env = cc(hands, wall=wall_with(hands, "9p7m2z1s3p", "", {indicator_index(5): "8m"}), dice=[5],
-             bao_roll_at_next_turn=True)
+    env = cc(
+        hands, wall=wall_with(hands, "9p7m2z1s3p", "", {indicator_index(5): "8m"}), dice=[5], bao_roll_at_next_turn=True
+    )
     act(env, "player_0: discard 9m")
     act(env, "player_1: ready 9p")
     assert env.agent_selection == "player_2" and phase(env) == "turn" and view(env, 2)["dice"] == []
@@ -1505,8 +1595,16 @@ def test_c11_baozhuang_spares_a_ready_discarder_when_the_rolls_ran_out():
     # C11 as amended: with no bao left (max_bao_rolls spent), a ready discarder is not covered
     # by unready_discarder_pays_all: each payer pays its own share (discard_all_pay)
     others = (IDLE[0], "13m123p789s222z55s")  # player_3 waits on 2m (夹胡)
-    env = _bao_deal(C8_WAIT_1Z_4Z, head="9p7p7p7p2m", indicator="7p", dice=[5, 5], others=others, max_bao_rolls=2,
-                    discard_all_pay=True, unready_discarder_pays_all=True)
+    env = _bao_deal(
+        C8_WAIT_1Z_4Z,
+        head="9p7p7p7p2m",
+        indicator="7p",
+        dice=[5, 5],
+        others=others,
+        max_bao_rolls=2,
+        discard_all_pay=True,
+        unready_discarder_pays_all=True,
+    )
     act(env, "player_0: discard 9m")
     play(env, "player_1: ready 9p", "player_1: view_bao")
     for seat in (2, 3, 0):
@@ -1577,8 +1675,9 @@ def test_c14_bao_roll_at_next_turn_entered_by_a_kong_on_a_discard():
     # waits): the dice are rolled then, before the replacement draw; the view comes at the
     # start of its next turn with an ordinary draw (C8 b)
     hands = [C7_P0, C8_WAIT_1Z_4Z, IDLE[0], IDLE[2]]
-    env = cc(hands, wall=wall_with(hands, "9p7m8p2m", "9s", {indicator_index(5): "8m"}), dice=[5],
-             bao_roll_at_next_turn=True)
+    env = cc(
+        hands, wall=wall_with(hands, "9p7m8p2m", "9s", {indicator_index(5): "8m"}), dice=[5], bao_roll_at_next_turn=True
+    )
     act(env, "player_0: discard 9m")
     act(env, "player_1: ready 9p")
     for seat in (2, 3, 0):

@@ -79,7 +79,7 @@ def _check_value(cls: type, name: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def make_config(cls: type, overrides: Mapping[str, Any]) -> Any:
+def make_config(cls: type[RuleConfig], overrides: Mapping[str, Any]) -> Any:
     """Build a frozen config from keyword overrides; unknown or ill-typed fields raise ValueError.
 
     ``overrides`` may hold ``profile``, a name in ``cls.profiles`` (default ``"seed"``): its
@@ -242,4 +242,3 @@ class RuleSet:
     @staticmethod
     def meld_kinds(melds: list[Meld]) -> set[str]:
         return {m.kind for m in melds}
-

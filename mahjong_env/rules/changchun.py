@@ -150,7 +150,14 @@ class ChangchunConfig(RuleConfig):
 class ChangchunRules(RuleSet):
     name = "changchun"
     uses_bao = True
-    priority = {A.WIN: 4, A.PONG: 3, A.KONG: 2, A.CHOW_LOW: 1, A.CHOW_MID: 1, A.CHOW_HIGH: 1}  # C4
+    priority: ClassVar[dict[int, int]] = {
+        A.WIN: 4,
+        A.PONG: 3,
+        A.KONG: 2,
+        A.CHOW_LOW: 1,
+        A.CHOW_MID: 1,
+        A.CHOW_HIGH: 1,
+    }  # C4
 
     config: ChangchunConfig
 
@@ -290,7 +297,9 @@ class ChangchunRules(RuleSet):
     def rob_options(self, game: Any, seat: int, tile: int, konger: int, kind: str) -> list[int]:
         st = game.seats[seat]
         options = []
-        if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(game, seat, tile, "rob_kong", konger):
+        if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(
+            game, seat, tile, "rob_kong", konger
+        ):
             options.append(A.WIN)  # 抢胡 / 抢杠
         if kind == "special_add" and not st.ready and st.counts[tile] >= 2 and not self._single_left(st, 2, 0):
             options.append(A.PONG)  # 抢叉
@@ -502,6 +511,7 @@ class ChangchunRules(RuleSet):
             fans = self._winner_fans(game, winner, counts, win_tile, method, single_wait)
         base_fan = sum(f for _, f in fans)
         if method in ("discard", "rob_kong"):
+            assert payer is not None
             fans = fans + [["dianpao", 1]]
             payers = [payer] + ([p for p in _others(winner) if p != payer] if cfg.discard_all_pay else [])
         else:
@@ -518,19 +528,18 @@ class ChangchunRules(RuleSet):
             owed.append((p, float(2 ** (fan - 1)), reason))
         # C11: while the hand has no bao because its rolls ran out, a ready discarder is not covered
         no_bao_left = game.bao is None and game.bao_rolls >= cfg.max_bao_rolls
-        discarder = game.seats[payer] if payer is not None else None
-        if (
-            cfg.unready_discarder_pays_all
-            and discarder is not None
-            and not (discarder.ready and (discarder.bao_seen or no_bao_left))
-        ):
-            owed = [(payer, sum(points for _, points, _ in owed), "baozhuang")]
+        if cfg.unready_discarder_pays_all and payer is not None:
+            discarder = game.seats[payer]
+            if not (discarder.ready and (discarder.bao_seen or no_bao_left)):
+                owed = [(payer, sum(points for _, points, _ in owed), "baozhuang")]
         total = max(f for f in payer_fans if f is not None)
         distinct = {f for f in payer_fans if f is not None}
         return fans, total, owed, payer_fans if len(distinct) > 1 else None
 
 
-def declaration_tiles(kind: str, available: list[int], *, three_winds: bool = False, yaoji: bool = False) -> list[int] | None:
+def declaration_tiles(
+    kind: str, available: list[int], *, three_winds: bool = False, yaoji: bool = False
+) -> list[int] | None:
     """The tiles a special-group declaration of ``kind`` takes (C5), or None if it cannot be made.
 
     ``available``: 34 counts of the tiles it may use (the dealt tiles still held). Natural tiles
@@ -566,4 +575,3 @@ def _is_jia(reading: hand.Decomposition, tile: int) -> bool:
         if s == tile and rank_of(s) == 7:
             return True  # edge 89→7
     return False
-
