@@ -39,7 +39,7 @@ from torch import nn
 from agents.network import PolicyNetwork, masked_logits, save_checkpoint
 from agents.torch_agent import choose_with_advantage, resolve_device
 from mahjong_env.features import ANALYSIS_CHANNELS
-from training.cli import MetricLogger, new_run_dir, parse_args, plot_curves, progress_bar, require
+from training.cli import MetricLogger, new_run_dir, plot_curves, progress_bar, require, script_main
 from training.paired import DECISION_KINDS, generate
 
 __all__ = ["MARGINS", "Args", "main", "train"]
@@ -363,12 +363,7 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    args = parse_args(Args, argv)
-    try:
-        check_args(args)
-    except ValueError as error:
-        raise SystemExit(f"training.bc: {error}") from None
-    return train(args)
+    return script_main("training.bc", Args, check_args, train, argv)
 
 
 if __name__ == "__main__":

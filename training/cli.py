@@ -22,7 +22,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["MetricLogger", "field_docs", "make_parser", "new_run_dir", "parse_args", "plot_curves", "progress_bar", "require"]
+__all__ = [
+    "MetricLogger",
+    "field_docs",
+    "make_parser",
+    "new_run_dir",
+    "parse_args",
+    "plot_curves",
+    "progress_bar",
+    "require",
+    "script_main",
+]
 
 T = TypeVar("T")
 
@@ -96,6 +106,17 @@ def parse_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     """Parse command-line flags into an instance of the dataclass ``cls``."""
     namespace = make_parser(cls).parse_args(argv)
     return cls(**vars(namespace))
+
+
+def script_main(prog: str, cls: type[T], check: Any, train: Any, argv: Sequence[str] | None = None) -> Any:
+    """A training script's entry point: parse the flags into ``cls``, ``check`` them (a bad flag
+    exits with one line naming it, before anything is created), then ``train``."""
+    args = parse_args(cls, argv)
+    try:
+        check(args)
+    except ValueError as error:
+        raise SystemExit(f"{prog}: {error}") from None
+    return train(args)
 
 
 def require(condition: bool, message: str) -> None:

@@ -58,7 +58,7 @@ from agents.network import (
 )
 from agents.torch_agent import resolve_device
 from mahjong_env.observation import STATE_SIZE
-from training.cli import MetricLogger, new_run_dir, parse_args, plot_curves, require
+from training.cli import MetricLogger, new_run_dir, plot_curves, require, script_main
 from training.rollout import OpponentPool, Rollout, SelfPlayRunner
 
 __all__ = ["REWARD_SCALE", "Args", "check_args", "even_minibatches", "main", "train", "trainable_rows"]
@@ -412,12 +412,7 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    args = parse_args(Args, argv)
-    try:
-        check_args(args)
-    except ValueError as error:
-        raise SystemExit(f"training.ppo: {error}") from None
-    return train(args)
+    return script_main("training.ppo", Args, check_args, train, argv)
 
 
 if __name__ == "__main__":
