@@ -12,9 +12,7 @@ import numpy as np
 
 from mahjong_env.tiles import NUM_KINDS
 
-__all__ = ["Wall", "Dice", "first_dealer", "shuffled_deal", "DEALT_TILES"]
-
-DEALT_TILES = 13 * 4 + 1
+__all__ = ["Wall", "Dice", "first_dealer", "shuffled_deal"]
 
 
 def _stream(seed: int, *key: int) -> np.random.Generator:

@@ -29,13 +29,7 @@ CHECKPOINTS = Path(agents.__file__).parent / "checkpoints"
 IDLE = ("147m258p369s1256z", "258m369p147s1347z", "258m147p258s2345z")
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Single-observation inference on a shared CPU: one intra-op thread is the fastest."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def play_hands(module, players, seeds, on_decision=None):

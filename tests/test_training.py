@@ -19,13 +19,7 @@ from training.evaluate import duplicate_eval, format_table
 from training.rollout import OpponentPool, heuristic_dataset
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small networks on a shared CPU: one intra-op thread is the fastest."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def logged_tags(run_dir: Path) -> set[str]:
