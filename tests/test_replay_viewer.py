@@ -564,3 +564,27 @@ def greedy_record_with(module: Any, seed: int, **rules: Any) -> dict[str, Any]:
         options = raw.legal_actions(agent)
         env.step(action_id("win" if "win" in options else rng.choice(options)))
     return json.loads(json.dumps(raw.record()))
+
+
+def test_matplotlib_finds_a_font_for_the_chinese_labels(tmp_path: Path) -> None:
+    """The tournament's plots use `mahjong_env.fonts.matplotlib_cjk_family`: with it, matplotlib
+    draws 庄 听 番 without its "Glyph ... missing" warning (they would be empty boxes)."""
+    import warnings
+
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mahjong_env.fonts import DEBIAN_PACKAGE, cjk_font_family, cjk_font_path, matplotlib_cjk_family
+
+    if cjk_font_path() is None:
+        pytest.skip(f"no CJK font installed (apt-get install {DEBIAN_PACKAGE})")
+    family = matplotlib_cjk_family()
+    assert family is not None and cjk_font_family() is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        figure = plt.figure()
+        figure.text(0.1, 0.5, "庄 听 番 碰 杠", fontfamily=family)
+        figure.savefig(tmp_path / "labels.png")
+        plt.close(figure)
+    assert not [w for w in caught if "missing from font" in str(w.message)], [str(w.message) for w in caught]
