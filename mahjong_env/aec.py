@@ -110,7 +110,11 @@ def validate_silver(silver: Any) -> list[float]:
 class MahjongEnv(AECEnv):
     """Four-player mahjong as a PettingZoo AEC environment; see the variant modules' docs."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "mahjong", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "mahjong",
+        "is_parallelizable": False,
+    }
     rules_class: ClassVar[type]
     config_class: ClassVar[type]
 
@@ -289,7 +293,9 @@ class MahjongEnv(AECEnv):
         obs = self._encoder.encode(self.game, seat, self._buffer).copy()
         mask = self.action_mask(agent)
         if self.analysis_features:  # computed from the player's own view only (R13)
-            extra = analysis_planes(self.view(agent), get_variant(self.metadata["name"]).name, self.config.to_dict(), mask)
+            extra = analysis_planes(
+                self.view(agent), get_variant(self.metadata["name"]).name, self.config.to_dict(), mask
+            )
             obs = np.concatenate([obs, extra])
         return {"observation": obs, "action_mask": mask}
 

@@ -42,9 +42,10 @@ Arguments
     - ``render_seat``: None renders the full table, a seat 0-3 that player's view.
     - ``illegal_action``: ``"raise"`` (ValueError naming the legal actions; nothing changes) or
       ``"penalize"`` (the offender pays 1 point to each other seat and the episode ends).
-    - ``profile``: a named set of rule values (``"seed"``, the default, or ``"mil2024"``, RULES.md C14); explicit rule keywords override it.
-    - ``**rules``: any field of `mahjong_env.rules.changchun.ChangchunConfig` (frozen dataclass; the defaults are RULES.md's).
-      An unknown keyword or a bad value raises ValueError naming it.
+    - ``profile``: a named set of rule values (``"seed"``, the default, or ``"mil2024"``,
+      RULES.md C14); explicit rule keywords override it.
+    - ``**rules``: any field of `mahjong_env.rules.changchun.ChangchunConfig` (frozen dataclass;
+      the defaults are RULES.md's). An unknown keyword or a bad value raises ValueError naming it.
 
     ``reset(seed=None, options=None)``: options ``dealer``, ``hands`` + ``wall`` (a custom
     deal), ``dice``, ``silver`` (API.md "Reset options"); every option is checked before

@@ -140,7 +140,9 @@ def _replay(args: argparse.Namespace) -> int:
     record = records[args.record]
     suffix = "" if args.seat is None else f"-seat{args.seat}"
     source = Path(args.file)
-    out = Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
+    out = (
+        Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
+    )
     title = args.title
     if title is None and args.deal is not None:  # a tournament hand: name it as the report does
         title = f"deal {args.deal}" + (f", seating {args.seating}" if args.seating is not None else "")
@@ -175,7 +177,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--seat", type=int, default=None, choices=range(4), help="show only this player's view (default: all face up)"
     )
-    replay.add_argument("--title", default=None, help="page title, e.g. the deal and seating (default: variant and hand)")
+    replay.add_argument(
+        "--title", default=None, help="page title, e.g. the deal and seating (default: variant and hand)"
+    )
     replay.add_argument("-o", "--output", default=None, help="the HTML file to write")
     replay.set_defaults(run=_replay)
     play = sub.add_parser("play", help="play one seat in the terminal against agents")

@@ -21,9 +21,10 @@ Two modes:
 
 The page needs no network (inline CSS and JS, a Content-Security-Policy that forbids every
 request) and opens from disk. Its Chinese labels need a CJK font on the machine that shows it
-(`mahjong_env.fonts`: Debian's ``fonts-wqy-microhei`` or any common CJK font). Controls: first / previous / play-pause / next / last buttons, a
-slider, and the keyboard (← → Home End, space). The URL fragment ``#step=N`` or ``#step=last``
-opens a given step (used by the tests, which load the page in headless Chromium).
+(`mahjong_env.fonts`: Debian's ``fonts-wqy-microhei`` or any common CJK font). Controls:
+first / previous / play-pause / next / last buttons, a slider, and the keyboard (← → Home End,
+space). The URL fragment ``#step=N`` or ``#step=last`` opens a given step (used by the tests,
+which load the page in headless Chromium).
 """
 
 from __future__ import annotations
@@ -40,7 +41,16 @@ from mahjong_env.records import check_record, replay_match
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
 from mahjong_env.view import table_view
 
-__all__ = ["Narrator", "describe_result", "fan_cap_note", "reason_text", "replay_frames", "replay_html", "write_replay", "FAN_TERMS"]
+__all__ = [
+    "Narrator",
+    "describe_result",
+    "fan_cap_note",
+    "reason_text",
+    "replay_frames",
+    "replay_html",
+    "write_replay",
+    "FAN_TERMS",
+]
 
 FAN_TERMS: dict[str, tuple[str, str]] = {
     "pinghu": ("平胡", "basic win"),
@@ -101,6 +111,7 @@ def reason_text(reason: str) -> str:
     """``"杠分 kong payment"``: a payment reason in words (the key itself if unknown)."""
     chinese, english = REASON_TERMS.get(reason, ("", reason))
     return f"{chinese} {english}".strip()
+
 
 _CLAIM_VERBS = {
     A.CHOW_LOW: "chows (吃)",
@@ -181,7 +192,9 @@ class Narrator:
             claim_line = self._claim_line(window, best[2], best[3])
         public = self.seat is None or actor == self.seat or self._phase == Phase.TURN
         self.public_actor = actor if public else None
-        if public and not (claim_line is not None and best is not None and best[2] == actor and A.action_id(name) == best[3]):
+        if public and not (
+            claim_line is not None and best is not None and best[2] == actor and A.action_id(name) == best[3]
+        ):
             lines.append(self._action_line(game, actor, name))
         if claim_line is not None:
             lines.append(claim_line)
@@ -308,7 +321,9 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
     rules = check_record(record)
     hands = record["hands"]
     if isinstance(hand, bool) or not isinstance(hand, int) or not 0 <= hand < len(hands):
-        raise ValueError(f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {hand!r}")
+        raise ValueError(
+            f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {hand!r}"
+        )
     config = dict(record.get("config", {}))
     ckv = bool(rules.config.concealed_kong_visible)
     start: dict[str, Any] = {}
@@ -591,8 +606,9 @@ function renderMeta() {
     META.seat === null ? "mode: full table, every hand face up" : "mode: player_" + META.seat + "'s view (others face down)"];
   if (META.seed !== undefined && META.seed !== null) parts.push("seed " + META.seed);
   if (META.start && META.start.base !== undefined) parts.push("base 底 " + META.start.base);
-  if (META.start && META.start.silver) parts.push("silver 银 at the start " + META.start.silver.map(String).join(" / "));
-  if (META.hand > 0 && META.start && META.start.scores) parts.push("scores before this hand " + META.start.scores.map(fmt).join(" / "));
+  const start = META.start || {};
+  if (start.silver) parts.push("silver 银 at the start " + start.silver.map(String).join(" / "));
+  if (META.hand > 0 && start.scores) parts.push("scores before this hand " + start.scores.map(fmt).join(" / "));
   if (META.players) parts.push("players " + META.players.map((name, s) => "p" + s + " " + name).join(", "));
   if (!META.finished) parts.push("hand not finished in the record");
   document.getElementById("meta").textContent = parts.join(" · ");

@@ -223,7 +223,9 @@ def play(
                     out.write(f"  · {line}\n")
                 log.clear()
                 results.append(result)
-                out.write(f"\n=== hand {len(results) - 1} settlement 结算 ===\n{settlement_text(result, seat, raw.config)}\n")
+                out.write(
+                    f"\n=== hand {len(results) - 1} settlement 结算 ===\n{settlement_text(result, seat, raw.config)}\n"
+                )
                 if not raw.game.over:  # a match: the next hand waits for the person
                     _pause(stdin, out, f"Press Enter for hand {len(results)} of {hands} ('quit' leaves): ")
                 narrator.start(raw.game)

@@ -18,8 +18,9 @@ as ``agents.agent_info`` gives it in the tournament.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,9 @@ def build_policy(spec: str, seed: int) -> Any:
     factory: Callable[..., Any] = _entry_points()[_kind(spec)].load()
     agent = factory(spec.strip(), seed=seed)
     if not callable(getattr(agent, "act", None)):
-        raise ValueError(f"policy {spec!r}: its factory built {type(agent).__name__}, which has no act(observation, info)")
+        raise ValueError(
+            f"policy {spec!r}: its factory built {type(agent).__name__}, which has no act(observation, info)"
+        )
     return agent
 
 

@@ -15,9 +15,9 @@ one JSON object per line (``.jsonl``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from mahjong_env import actions as A
 from mahjong_env.aec import validate_deal, validate_dice, validate_silver
@@ -185,7 +185,9 @@ def replay_match(
     hands = record["hands"]
     last = len(hands) - 1 if last is None else last
     if not _is_int(last) or not 0 <= last < len(hands):
-        raise ValueError(f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {last!r}")
+        raise ValueError(
+            f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {last!r}"
+        )
     game = Game(rules, int(record.get("num_hands", len(hands))))
     silver = record.get("silver") or [float(getattr(rules.config, "starting_silver", 0.0))] * 4
     game.start_match(record["seed"], hands[0]["dealer"], [float(x) for x in silver])

@@ -109,7 +109,7 @@ def _worker_main(conn: Any, shm_name: str, layout: dict, lo: int, hi: int, kwarg
                     conn.send(("ok", getattr(venv, command[0])([i - lo for i in command[1]])))
                 else:
                     conn.send(("error", f"unknown command {command!r}"))
-            except Exception as exc:  # noqa: BLE001 - every error goes back to the parent
+            except Exception as exc:  # every error goes back to the parent
                 conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
     finally:
         del venv, buffers, actions, arrays

@@ -30,7 +30,19 @@ from mahjong_env.tiles import format_tiles, parse_tiles
 from mahjong_env.variants import all_variants
 
 MODULES = {v.name: v.env_module for v in all_variants()}
-GARBAGE: list[Any] = [16.7, 5.0, "16", True, False, np.float64(3.0), np.bool_(True), [1], None, 1 + 0j, np.array([3, 4])]
+GARBAGE: list[Any] = [
+    16.7,
+    5.0,
+    "16",
+    True,
+    False,
+    np.float64(3.0),
+    np.bool_(True),
+    [1],
+    None,
+    1 + 0j,
+    np.array([3, 4]),
+]
 
 
 def snapshot(raw: Any) -> bytes:
@@ -40,7 +52,11 @@ def snapshot(raw: Any) -> bytes:
     seen = {
         "record": json.dumps(raw.record(), sort_keys=True),
         "state": raw.state().tobytes(),
-        "obs": {a: (o["observation"].tobytes(), o["action_mask"].tobytes()) for a in raw.possible_agents for o in [raw.observe(a)]},
+        "obs": {
+            a: (o["observation"].tobytes(), o["action_mask"].tobytes())
+            for a in raw.possible_agents
+            for o in [raw.observe(a)]
+        },
         "views": [raw.view(a) for a in raw.possible_agents],
         "rewards": dict(raw.rewards),
         "cumulative": dict(raw._cumulative_rewards),
@@ -217,8 +233,12 @@ def test_xinjiang_config_is_bounded(overrides: dict[str, Any], field: str) -> No
 
 def test_xinjiang_config_extremes_still_settle() -> None:
     """At the bounds (30 fan, 1e12 silver) every payment stays finite and whole."""
-    raw = xinjiang_v0.raw_env(fan_cap=30, shape_fans=(("pinghu", 30), ("pengpenghu", 30), ("qidui", 30), ("haohua_qidui", 30)),
-                              starting_silver=1e12, silver_divisor=1)
+    raw = xinjiang_v0.raw_env(
+        fan_cap=30,
+        shape_fans=(("pinghu", 30), ("pengpenghu", 30), ("qidui", 30), ("haohua_qidui", 30)),
+        starting_silver=1e12,
+        silver_divisor=1,
+    )
     for seed in range(30):
         raw.reset(seed=seed)
         while not all(raw.terminations.values()):
@@ -271,7 +291,7 @@ def test_gym_reward_received_before_the_first_decision_is_not_lost() -> None:
 
 
 def test_gym_opponent_names_are_checked_at_construction() -> None:
-    with pytest.raises(ValueError, match="heurstic.*heuristic"):
+    with pytest.raises(ValueError, match=r"heurstic.*heuristic"):
         gym.make("mahjong_env/Changchun-v0", opponents="heurstic")
     with pytest.raises(ValueError, match="valid names"):
         gym.make("mahjong_env/Xinjiang-v0", opponents=["random", "nope", "random"])
@@ -282,7 +302,8 @@ def test_gym_opponent_names_are_checked_at_construction() -> None:
 
 def test_env_package_does_not_import_agents() -> None:
     code = (
-        "import sys, gymnasium as gym, numpy as np, mahjong_env, mahjong_env.gym_env, mahjong_env.play, mahjong_env.cli\n"
+        "import sys, gymnasium as gym, numpy as np\n"
+        "import mahjong_env, mahjong_env.gym_env, mahjong_env.play, mahjong_env.cli, mahjong_env.records\n"
         "env = gym.make('mahjong_env/Changchun-v0', opponents=lambda o: int(np.flatnonzero(o['action_mask'])[0]))\n"
         "env.reset(seed=1); env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))\n"
         "assert 'agents' not in sys.modules, sorted(m for m in sys.modules if m.startswith('agents'))\n"
@@ -382,7 +403,9 @@ def _mutate(rng: random.Random, value: Any, depth: int = 0) -> Any:
         if roll < 0.15:
             del value[key]
         elif roll < 0.25:
-            value[rng.choice(["players", "silver", "num_hands", "config", "x"])] = rng.choice(choices + [["a", "b", "c", "d"]])
+            value[rng.choice(["players", "silver", "num_hands", "config", "x"])] = rng.choice(
+                choices + [["a", "b", "c", "d"]]
+            )
         else:
             value[key] = _mutate(rng, value[key], depth + 1)
         return value
@@ -454,7 +477,15 @@ def test_cli_replay_reports_a_malformed_record_in_one_line(tmp_path: Any, record
 # ---------------------------------------------------------------------- documentation
 
 
-SECTIONS = ("Description", "Action Space", "Observation Space", "Rewards", "Episode End", "Arguments", "Version History")
+SECTIONS = (
+    "Description",
+    "Action Space",
+    "Observation Space",
+    "Rewards",
+    "Episode End",
+    "Arguments",
+    "Version History",
+)
 
 
 @pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])

@@ -57,7 +57,9 @@ def test_bad_input_is_refused_then_a_full_hand_is_played(tmp_path: Path) -> None
     assert "'chow_low' is not legal now" in text
     # every refusal is followed by the same question again
     first = text.index("player_0> banana")
-    assert text.index("player_0> 999", first) < text.index("player_0> chow_low", first) < text.index("player_0> 0", first)
+    assert (
+        text.index("player_0> 999", first) < text.index("player_0> chow_low", first) < text.index("player_0> 0", first)
+    )
     assert "=== hand 0 settlement 结算 ===" in text and "Hand over:" in text
     result = record["hands"][0]["result"]
     assert result is not None
@@ -75,7 +77,9 @@ def test_bad_input_is_refused_then_a_full_hand_is_played(tmp_path: Path) -> None
 def test_end_of_input_leaves_cleanly_and_saves_what_was_played(tmp_path: Path) -> None:
     save = tmp_path / "partial.jsonl"
     out = io.StringIO()
-    record = play("xinjiang", seat=2, opponents="random", seed=4, hands=2, save=save, stdin=io.StringIO("0\n0\n"), stdout=out)
+    record = play(
+        "xinjiang", seat=2, opponents="random", seed=4, hands=2, save=save, stdin=io.StringIO("0\n0\n"), stdout=out
+    )
     text = out.getvalue()
     assert "leaving the game (end of input)" in text
     assert "the last hand is unfinished" in text
@@ -86,7 +90,9 @@ def test_end_of_input_leaves_cleanly_and_saves_what_was_played(tmp_path: Path) -
 def test_several_hands_against_the_heuristic() -> None:
     pytest.importorskip("agents.heuristic")
     out = io.StringIO()
-    record = play("changchun", seat=1, opponents="heuristic", seed=2, hands=2, stdin=io.StringIO("0\n" * 600), stdout=out)
+    record = play(
+        "changchun", seat=1, opponents="heuristic", seed=2, hands=2, stdin=io.StringIO("0\n" * 600), stdout=out
+    )
     text = out.getvalue()
     assert text.count("settlement 结算 ===") == 2 and "final points:" in text
     assert [h["result"] is not None for h in record["hands"]] == [True, True]
@@ -152,8 +158,16 @@ def test_a_match_pauses_after_each_settlement() -> None:
 
 def test_payment_reasons_print_once() -> None:
     result = {
-        "outcome": "win", "winner": 1, "method": "bao_draw", "tile": "5m", "fans": [["mobao", 2]], "total_fan": 2,
-        "deltas": [-2.0, 6.0, -2.0, -2.0], "kong_deltas": [0.0] * 4, "dealer": 0, "next_dealer": 1,
+        "outcome": "win",
+        "winner": 1,
+        "method": "bao_draw",
+        "tile": "5m",
+        "fans": [["mobao", 2]],
+        "total_fan": 2,
+        "deltas": [-2.0, 6.0, -2.0, -2.0],
+        "kong_deltas": [0.0] * 4,
+        "dealer": 0,
+        "next_dealer": 1,
         "payments": [{"from": s, "to": 1, "points": 2.0, "reason": "bao_draw"} for s in (0, 2, 3)]
         + [{"from": 0, "to": 1, "points": 0.0, "reason": "made_up_reason"}],
     }

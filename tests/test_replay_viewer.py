@@ -83,7 +83,9 @@ def greedy_record(module: Any, seed: int) -> dict[str, Any]:
         options = raw.legal_actions(agent)
         choice = next((p for p in prefer if p in options), None)
         if choice is None:
-            bold = [o for o in options if o.startswith(("chow", "ready", "concealed_kong", "added_kong", "special_add"))]
+            bold = [
+                o for o in options if o.startswith(("chow", "ready", "concealed_kong", "added_kong", "special_add"))
+            ]
             choice = rng.choice(bold or options)
         env.step(action_id(choice))
     return raw.record()
@@ -114,7 +116,9 @@ def _full_states(record: dict[str, Any], hand: int = 0) -> list[dict[str, Any]]:
     """The full table after every step, computed here without the viewer."""
     rules = variant_rules(record["variant"], record["config"])
     views: list[dict[str, Any]] = []
-    replay_hand(rules, record["seed"], hand, record["hands"][hand], lambda game, _: views.append(table_view(game, None, True)))
+    replay_hand(
+        rules, record["seed"], hand, record["hands"][hand], lambda game, _: views.append(table_view(game, None, True))
+    )
     return views
 
 
@@ -325,7 +329,12 @@ def _check_settlement(reader: _DomReader, result: dict[str, Any]) -> None:
         total = result["deltas"][s] + result["kong_deltas"][s]
         assert (f"+{total:g}" if total > 0 else f"{total:g}") in row["text"]
     payments = [
-        (int(e["attrs"]["data-from"]), int(e["attrs"]["data-to"]), float(e["attrs"]["data-points"]), e["attrs"]["data-reason"])
+        (
+            int(e["attrs"]["data-from"]),
+            int(e["attrs"]["data-to"]),
+            float(e["attrs"]["data-points"]),
+            e["attrs"]["data-reason"],
+        )
         for e in reader.by_class("payment")
     ]
     assert payments == [(p["from"], p["to"], p["points"], p["reason"]) for p in result["payments"]]
@@ -513,7 +522,10 @@ def test_title_and_player_names(tmp_path: Path) -> None:
     assert "<title>deal 3, seating 1 · hand 0: full table, face up</title>" in page
     assert replay_frames(record)["meta"]["players"] == ["Ann", "Bo", "Cy", "Di"]
     given = replay_html(bao_record(), players=["<b>w</b>", "x", "y", "z"])
-    assert "<b>w</b>" not in given and replay_frames(dict(bao_record(), players=["w", "x", "y", "z"]))["meta"]["players"][0] == "w"
+    assert (
+        "<b>w</b>" not in given
+        and replay_frames(dict(bao_record(), players=["w", "x", "y", "z"]))["meta"]["players"][0] == "w"
+    )
     with pytest.raises(ValueError, match="players"):
         replay_html(bao_record(), players=["only", "three", "names"])
     with pytest.raises(ValueError, match="players"):
@@ -534,7 +546,9 @@ def test_a_capped_total_fan_says_so(tmp_path: Path) -> None:
     from mahjong_env.play import settlement_text
 
     record = next(
-        r for r in (greedy_record_with(changchun_v0, s, fan_cap=1) for s in range(40)) if r["hands"][0]["result"]["winner"] is not None
+        r
+        for r in (greedy_record_with(changchun_v0, s, fan_cap=1) for s in range(40))
+        if r["hands"][0]["result"]["winner"] is not None
     )
     result = record["hands"][0]["result"]
     added = sum(v for _, v in result["fans"])

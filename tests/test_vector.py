@@ -95,7 +95,6 @@ def test_illegal_action_moves_no_game() -> None:
     assert infos[1]["record"] == aec.record() and replay(infos[1]["record"]) == [infos[1]["result"]]
 
 
-
 @pytest.mark.parametrize("mode", ["raise", "penalize"])
 @pytest.mark.parametrize("bad", [[5.0, 5.0], [5.6, 5.6], [True, False], ["5", "5"], np.array([1.0, 2.0], np.float32)])
 def test_non_integer_actions_move_no_game(mode: str, bad: object) -> None:
@@ -104,7 +103,7 @@ def test_non_integer_actions_move_no_game(mode: str, bad: object) -> None:
     venv = VectorMahjong("changchun", 2, seed=0, illegal_action=mode)
     obs, masks, seats = (a.copy() for a in venv.reset())
     logs = [list(map(tuple, g.log)) for g in venv.games]
-    with pytest.raises(ValueError, match="integer action ids.*no game was stepped"):
+    with pytest.raises(ValueError, match=r"integer action ids.*no game was stepped"):
         venv.step(bad)
     assert [list(map(tuple, g.log)) for g in venv.games] == logs
     np.testing.assert_array_equal(venv.obs, obs)
@@ -126,6 +125,7 @@ def test_parallel_penalize_refuses_non_integer_actions() -> None:
         np.testing.assert_array_equal(venv.masks, masks)
         _, _, _, rewards, dones, _ = venv.step([int(np.flatnonzero(m)[0]) for m in masks])
         assert not dones.any() and rewards.sum() == 0.0
+
 
 def test_encode_batch_equals_single_encodes() -> None:
     venv = VectorMahjong("changchun", 5, seed=3)
