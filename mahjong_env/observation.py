@@ -321,6 +321,7 @@ _ROW_CLAIM = _ROW["claim_tile"]
 _ROW_VISIBLE = _ROW["visible"]
 _ROW_SCALARS = _ROW["scalars"]
 assert _ROW_SCALARS + _SCALAR_ROWS == NUM_CHANNELS and _ROW["seat3_meld_tiles"] == _PUB + 3 * SEAT_PLANES
+assert _PUB_END <= _ROW_CLAIM < _ROW_VISIBLE and _ROW["last_discard"] < _ROW_VISIBLE  # zeroed together
 
 # planes inside one seat block
 _P = _SEAT_LAYOUT.offset
@@ -334,6 +335,7 @@ _AT_DRAWN, _AT_PASSED, _AT_WAITS, _AT_BAO, _AT_KONGS = (
 )
 _AT_MELDS, _AT_KONG_KINDS = NUM_KINDS * (_PUB + _P_MELD), NUM_KINDS * (_PUB + _P_KONG)
 _AT_CLAIM, _AT_LAST = NUM_KINDS * _ROW_CLAIM, NUM_KINDS * _ROW["last_discard"]
+_AT_VISIBLE, _AT_SCALARS, _AT_SCALARS_END = NUM_KINDS * _ROW_VISIBLE, NUM_KINDS * _ROW_SCALARS, NUM_KINDS * NUM_CHANNELS
 _SEAT_SIZE = SEAT_PLANES * NUM_KINDS
 _AT_RIVER, _AT_CLAIMED, _AT_DISCARD = (NUM_KINDS * p for p in (_P_RIVER, _P_CLAIMED, _P_DISCARD))
 
@@ -364,7 +366,8 @@ _S_TAIL_DRAWS = _S["tail_draws"]
 _S_HIDDEN_KONGS = _S["hidden_kong_count"]
 _S_LOSS = _S["score_loss"]
 
-_THRESHOLDS = np.array([[1], [2], [3], [4]], dtype=np.uint8)  # rows hand>=k: count >= k
+# by held count c (column): the four thermometer rows hand>=1 ... hand=4, then c itself
+_COUNT_ROWS = np.array([[c >= 1, c >= 2, c >= 3, c == 4, c] for c in range(5)], dtype=np.float32).T.copy()
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB, _OVER = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB), int(Phase.OVER)
 _NUM_SCALARS = SCALAR_LAYOUT.size
@@ -393,12 +396,17 @@ class ObservationEncoder:
         self._meld_sig = [_NO_MELDS] * 4
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
+        self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
         self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
+        self._out: np.ndarray | None = None  # the last ``out`` of `encode` and its batch view
+        self._out_batch = self._single
 
     def _sync(self, game: Any) -> None:
         public = self.public
+        visible = self._visible
         if self._hand_key is not game.seats:
             public.fill(0.0)
+            visible.fill(0.0)
             self._hist_done = 0
             self._last_claimed = 0
             self._meld_sig = [_NO_MELDS] * 4
@@ -412,13 +420,18 @@ class ObservationEncoder:
             at = seat * _SEAT_SIZE + tile
             flat[at + _AT_RIVER] -= 1
             flat[at + _AT_CLAIMED] += 1
+            visible[tile] -= 1  # it is in the claimer's meld tiles now
         end = len(history)
         if done < end:
             discards = self._discards
             for i in range(done, end):
                 seat, tile, claimed, _ = history[i]
                 at = seat * _SEAT_SIZE + tile
-                flat[at + (_AT_CLAIMED if claimed else _AT_RIVER)] += 1
+                if claimed:
+                    flat[at + _AT_CLAIMED] += 1
+                else:
+                    flat[at + _AT_RIVER] += 1
+                    visible[tile] += 1
                 n = discards[seat]
                 discards[seat] = n + 1
                 if n < RIVER_SLOTS:
@@ -433,6 +446,7 @@ class ObservationEncoder:
                 continue
             meld_sig[seat] = sig
             plane = public[seat]
+            visible -= plane[_P_MELD]
             plane[_P_MELD : _P_SPECIAL + 1] = 0.0
             for meld in melds:
                 kind = meld.kind
@@ -450,14 +464,18 @@ class ObservationEncoder:
                 else:
                     for t in meld.tiles:
                         plane[_P_SPECIAL, t] += 1
+            visible += plane[_P_MELD]
 
     def encode(self, game: Any, seat: int, out: np.ndarray) -> np.ndarray:
         """Write seat ``seat``'s observation into ``out`` (shape ``(NUM_CHANNELS, 34)``, or more
         rows: see `encode_batch`)."""
-        if out.flags.c_contiguous and out.dtype == np.float32:
-            encode_batch((self,), (game,), (seat,), out.reshape(1, *out.shape))
-        else:
-            out[:NUM_CHANNELS] = encode_batch((self,), (game,), (seat,), self._single)[0]
+        if out is not self._out:  # the env passes the same buffer every time: keep its view
+            direct = out.flags.c_contiguous and out.dtype == np.float32
+            self._out, self._out_batch = out, out.reshape(1, *out.shape) if direct else self._single
+        batch = self._out_batch
+        encode_batch((self,), (game,), (seat,), batch)
+        if batch is self._single:
+            out[:NUM_CHANNELS] = batch[0]
         return out
 
     def _private(
@@ -469,10 +487,12 @@ class ObservationEncoder:
         index: list[int],
         value: list[float],
         scalars: list[Any],
-    ) -> int | None:
-        """One observation's table-specific part: sync, the rotated public block, the sparse
-        private entries (flat ``index``/``value`` pairs from ``base``) and the scalars.
-        Returns the bao's kind if this seat has seen it (it counts as visible)."""
+        extra: list[tuple[int, float]],
+    ) -> None:
+        """One observation's table-specific part: sync, the rotated public block, the visible
+        tiles it holds, the sparse private entries (flat ``index``/``value`` pairs from
+        ``base``) and the scalars. ``extra`` gets the flat ``(index, count)`` pairs that the own
+        hand does not show but that are visible all the same (the seen bao, own hidden kongs)."""
         self._sync(game)
         st = game.seats[seat]
         phase = game.phase
@@ -492,6 +512,7 @@ class ObservationEncoder:
         if bao_seen:
             index.append(base + _AT_BAO + bao)
             value.append(1.0)
+            extra.append((base + _AT_VISIBLE + bao, 1.0))
         own_kongs = [meld.tile for meld in st.melds if meld.kind == "concealed_kong"] if st.melds else ()
         hidden = not self.concealed_kong_visible
         for t in own_kongs:
@@ -500,11 +521,13 @@ class ObservationEncoder:
             if hidden:  # one's own concealed kongs are no secret to oneself
                 index.extend((base + _AT_MELDS + t, base + _AT_KONG_KINDS + t))
                 value.extend((4.0, 1.0))
+                extra.append((base + _AT_VISIBLE + t, 4.0))
         split = SEAT_PLANES * (4 - seat)  # rows of seats seat..3, then seats 0..seat-1
         rows = self._public_rows
         out[_PUB : _PUB + split] = rows[SEAT_PLANES * seat :]
         if seat:
             out[_PUB + split : _PUB_END] = rows[: SEAT_PLANES * seat]
+        out[_ROW_VISIBLE] = self._visible  # the own hand is added for the whole batch
         window = game.window
         claim_window = window is not None and deciding and (phase == _CLAIM_PHASE or phase == _ROB)
         if claim_window:
@@ -514,7 +537,6 @@ class ObservationEncoder:
             index.append(base + _AT_LAST + game.last_discard[1])
             value.append(1.0)
         scalars += self._scalars(game, seat, st, deciding, claim_window, bao_seen)
-        return bao if bao_seen else None
 
     def _scalars(self, game: Any, seat: int, st: Any, deciding: bool, claim_window: bool, bao_seen: bool) -> list[Any]:
         s: list[Any] = [0.0] * _NUM_SCALARS
@@ -596,27 +618,26 @@ def encode_batch(
     index: list[int] = []
     value: list[float] = []
     scalars: list[Any] = []
+    extra: list[tuple[int, float]] = []
     counts = []
-    baos = []
     for i in range(n):
         game, seat = games[i], seats[i]
         counts.append(bytes(game.seats[seat].counts))
-        bao = encoders[i]._private(game, seat, out[i], i * stride, index, value, scalars)
-        if bao is not None:
-            baos.append((i, bao))
-    held = np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, 1, NUM_KINDS)
-    np.greater_equal(held, _THRESHOLDS, out=out[:, 0:4])
+        encoders[i]._private(game, seat, out[i], i * stride, index, value, scalars, extra)
+    held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1)
+    out[:, 0:4] = held[0:4].swapaxes(0, 1)
     out[:, 4:_PUB] = 0.0
-    out[:, _PUB_END:_ROW_SCALARS] = 0.0
-    out.reshape(-1)[index] = value
-    # visible: own hand, every seat's meld tiles and river, the seen bao
-    public = out[:, _PUB:_PUB_END].reshape(n, 4, SEAT_PLANES, NUM_KINDS)
-    visible = out[:, _ROW_VISIBLE]
-    np.add.reduce(public[:, :, _P_MELD : _P_RIVER + 1 : _P_RIVER - _P_MELD], axis=(1, 2), out=visible)
-    visible += held[:, 0]
-    for i, bao in baos:
-        visible[i, bao] += 1
-    out[:, _ROW_SCALARS:NUM_CHANNELS] = np.array(scalars, dtype=np.float32).reshape(n, _SCALAR_ROWS, NUM_KINDS)
+    out[:, _PUB_END:_ROW_VISIBLE] = 0.0
+    flat = out.reshape(-1)
+    flat[index] = value
+    # visible: every seat's meld tiles and river (from `_private`), the own hand, the extras
+    out[:, _ROW_VISIBLE] += held[4]
+    for at, count in extra:
+        flat[at] += count
+    if n == 1:  # one list into one contiguous run: no intermediate array
+        flat[_AT_SCALARS:_AT_SCALARS_END] = scalars
+    else:
+        out[:, _ROW_SCALARS:NUM_CHANNELS] = np.array(scalars, dtype=np.float32).reshape(n, _SCALAR_ROWS, NUM_KINDS)
     return out
 
 
