@@ -23,6 +23,8 @@ always masked out. ``T`` is a tile kind 0–33 (RULES.md R1).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mahjong_env.tiles import TILE_NAMES, tile_index
 
 __all__ = [
@@ -45,9 +47,11 @@ __all__ = [
     "SPECIAL_ONES",
     "SPECIAL_NINES",
     "SPECIAL_DECLARATIONS",
+    "CHOW_OFFSETS",
     "ACTION_NAMES",
     "action_id",
     "action_name",
+    "chow_actions",
 ]
 
 DISCARD = 0
@@ -70,6 +74,9 @@ SPECIAL_NINES = 181
 NUM_ACTIONS = 182
 
 SPECIAL_DECLARATIONS = (SPECIAL_WINDS, SPECIAL_DRAGONS, SPECIAL_ONES, SPECIAL_NINES)
+
+CHOW_OFFSETS: dict[int, tuple[int, int]] = {CHOW_LOW: (1, 2), CHOW_MID: (-1, 1), CHOW_HIGH: (-2, -1)}
+"""Each chow action: the offsets from the claimed tile of the two tiles taken from the hand."""
 
 _TILE_ACTIONS = (
     ("discard", DISCARD),
@@ -120,3 +127,16 @@ def action_id(name: str) -> int:
         f"unknown action {name!r}: expected 'discard|ready|concealed_kong|added_kong|special_add T' "
         f"with T a tile like '5m', or one of {', '.join(_PLAIN_ACTIONS)}"
     )
+
+
+def chow_actions(counts: Sequence[int], tile: int) -> list[int]:
+    """The chow actions on a claimed ``tile`` whose two other tiles ``counts`` holds, in id order
+    (honors make no chow)."""
+    if tile >= 27:
+        return []
+    rank = tile % 9
+    return [
+        action
+        for action, (low, high) in CHOW_OFFSETS.items()
+        if rank + low >= 0 and rank + high <= 8 and counts[tile + low] and counts[tile + high]
+    ]

@@ -202,7 +202,7 @@ class MahjongEnv(AECEnv):
         if dice is not None:
             dice = validate_dice(dice, self.config_dice(), "options['dice']")
         custom_silver = None if options.get("silver") is None else validate_silver(options["silver"])
-        silver = custom_silver or [float(getattr(self.config, "starting_silver", 0.0))] * 4
+        silver = custom_silver or [self.rules.starting_silver] * 4
         # everything is valid: only now does the env change
         self._action_space.seed(seed)
         if dealer is None:
@@ -225,7 +225,7 @@ class MahjongEnv(AECEnv):
         self.agent_selection = AGENTS[game.actor]
 
     def config_dice(self) -> int:
-        return int(getattr(self.config, "bao_dice", 2))
+        return self.rules.dice_count
 
     # ------------------------------------------------------------------ stepping
 
@@ -271,7 +271,7 @@ class MahjongEnv(AECEnv):
 
     def _refresh_infos(self) -> None:
         game = self.game
-        if self.rules.name == "xinjiang":  # X7: silver and base
+        if self.rules.uses_silver:  # X7: silver and base
             silver = list(game.silver)
             for a in AGENTS:
                 info = self.infos[a]

@@ -337,7 +337,7 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
             narrator.start(game)
             pending.append(f"deal: {_player(game.dealer)} is the dealer (庄)")
             start["scores"] = list(game.scores)
-            if rules.name == "xinjiang":  # X7: the hand's base and silver, carried over the match
+            if rules.uses_silver:  # X7: the hand's base and silver, carried over the match
                 start["base"] = game.base
                 start["silver"] = list(game.silver)
         else:

@@ -73,7 +73,7 @@ def _check_hand(rules: Any, index: int, hand: Any) -> tuple[int, list[list[int]]
         hands, wall, _ = validate_deal(hand["hands"], hand["wall"], dealer)  # R1, R3
     except ValueError as error:
         raise ValueError(f"{where}: {str(error).replace('options', 'record')}") from None
-    dice = validate_dice(hand["dice"], int(getattr(rules.config, "bao_dice", 2)), f"{where}: dice")
+    dice = validate_dice(hand["dice"], rules.dice_count, f"{where}: dice")
     actions = hand["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"{where}: actions must be a list of [seat, action name] pairs")
@@ -189,7 +189,7 @@ def replay_match(
             f"hand must be an index 0..{len(hands) - 1} into the record's {len(hands)} hand(s), got {last!r}"
         )
     game = Game(rules, int(record.get("num_hands", len(hands))))
-    silver = record.get("silver") or [float(getattr(rules.config, "starting_silver", 0.0))] * 4
+    silver = record.get("silver") or [rules.starting_silver] * 4
     game.start_match(record["seed"], hands[0]["dealer"], [float(x) for x in silver])
     results: list[dict[str, Any]] = []
     for index, hand in enumerate(hands[: last + 1]):
@@ -231,7 +231,7 @@ def replay_hand(rules: Any, seed: int, hand_index: int, hand: dict[str, Any], on
     if not _is_int(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     game = Game(rules, 1)
-    game.start_match(seed, 0, [float(getattr(rules.config, "starting_silver", 0.0))] * 4)
+    game.start_match(seed, 0, [rules.starting_silver] * 4)
     _play_hand(game, rules, hand_index, hand, on_step)
     return game
 

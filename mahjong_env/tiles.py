@@ -20,6 +20,7 @@ __all__ = [
     "GLYPHS",
     "NUM_KINDS",
     "SUIT_LETTERS",
+    "TERMINALS_AND_HONORS",
     "TILE_NAMES",
     "counts_of",
     "format_counts",
@@ -214,6 +215,10 @@ def is_wind(i: int) -> bool:
 def is_dragon(i: int) -> bool:
     """Whether tile index ``i`` is a dragon (5z–7z, 白发中)."""
     return 31 <= i <= 33
+
+
+TERMINALS_AND_HONORS: tuple[int, ...] = tuple(i for i in range(NUM_KINDS) if is_terminal(i) or is_honor(i))
+"""The 1s, 9s and honors (幺九): ``0 8 9 17 18 26 27 … 33``."""
 
 
 def glyph_string(tiles: Iterable[int]) -> str:

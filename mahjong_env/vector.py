@@ -143,7 +143,7 @@ class VectorMahjong:
         self.encoders = [ObservationEncoder(self.config.concealed_kong_visible) for _ in range(n)]
         self.episodes = [0] * n
         self.episode_seeds = [0] * n
-        self._silver = float(getattr(self.config, "starting_silver", 0.0))
+        self._silver = self.rules.starting_silver
         shapes = {
             "obs": ((n, *_OBS_SHAPE), np.float32),
             "masks": ((n, A.NUM_ACTIONS), np.int8),

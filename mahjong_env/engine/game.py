@@ -19,6 +19,7 @@ from typing import Any
 
 from mahjong_env import actions as A
 from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, Context, Meld, Phase, SeatState
+from mahjong_env.rules.base import RuleSet, TurnStart
 from mahjong_env.tiles import format_tiles, tile_name
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
@@ -47,7 +48,7 @@ class Window:
 class Game:
     """One match of ``num_hands`` hands under a rule set."""
 
-    def __init__(self, rules: Any, num_hands: int = 1) -> None:
+    def __init__(self, rules: RuleSet, num_hands: int = 1) -> None:
         self.rules = rules
         self.num_hands = num_hands
         self.scores = [0.0] * 4
@@ -243,6 +244,7 @@ class Game:
         st = self.seats[seat]
         if action == A.WIN:
             method = self.rules.self_win(self, seat)
+            assert method is not None  # WIN is legal only when self_win names a method
             self._win(seat, method, st.drawn, None)
         elif action < A.CONCEALED_KONG:
             self._discard(seat, action % 34, ready=action >= A.READY)
@@ -475,12 +477,12 @@ class Game:
 
     def _task_turn_start(self, seat: int) -> bool:
         verdict = self.rules.before_draw(self, seat)
-        if verdict == "exhausted":
+        if verdict == TurnStart.EXHAUSTED:
             self._drawn_hand()
             return True
         if self.bao_roll_due == seat:  # C14 bao_roll_at_next_turn: before the draw
             self._roll_due_bao()
-        if verdict == "fenzhang":
+        if verdict == TurnStart.FENZHANG:
             self.tasks.appendleft(("fenzhang", seat, self.rules.fenzhang_draws(self)))
             return False
         self.tasks.appendleft(("draw", seat))
@@ -551,9 +553,9 @@ class Game:
 
     def _roll_bao(self) -> None:
         rules = self.rules
-        while self.bao_rolls < rules.config.max_bao_rolls:
+        while self.bao_rolls < rules.max_bao_rolls:
             self.bao_rolls += 1
-            s = self.dice.roll(rules.config.bao_dice)
+            s = self.dice.roll(rules.dice_count)
             index = self.wall.upper_of_stack(s)
             self.bao = self.wall.set_aside(index)
             if not rules.bao_exhausted(self, self.bao):
@@ -576,10 +578,12 @@ class Game:
         self.silver[payee] += money
 
     def _win(self, seat: int, method: str, tile: int | None, payer: int | None) -> None:
-        fans, total_fan, owed, payer_fans = self.rules.settle(self, seat, method, tile, payer)
-        for frm, points, reason in owed:
-            self._pay(frm, seat, points, reason)
-        self._end_hand("win", seat, method, tile, fans, total_fan, payer_fans)
+        settlement = self.rules.settle(self, seat, method, tile, payer)
+        for owed in settlement.owed:
+            self._pay(owed.payer, seat, owed.points, owed.reason)
+        fans = [[f.name, f.fan] for f in settlement.fans]
+        payer_fans = None if settlement.payer_fans is None else list(settlement.payer_fans)
+        self._end_hand("win", seat, method, tile, fans, settlement.total_fan, payer_fans)
 
     def _drawn_hand(self) -> None:
         for payer, payee, points in self.rules.drawn_hand_refunds(self):
@@ -620,7 +624,6 @@ class Game:
             result["payer_fans"] = payer_fans
         self.result = result
         result["next_dealer"] = self.next_hand_dealer()
-        self.rules.finish_result(self, result)
         self.hand_records[-1]["result"] = result
         if outcome == "illegal" or self.hand_index + 1 >= self.num_hands:
             self.over = True

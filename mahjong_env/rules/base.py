@@ -1,22 +1,40 @@
-"""What a rule set must answer, and the helpers both rule sets share.
+"""The rule-set contract: what the engine asks a variant, and the helpers both rule sets share.
 
 A rule set is a small object holding its frozen configuration. The engine
 (`mahjong_env.engine.game.Game`) asks it every variant question: which claims a player has,
 which wins are legal and how they score, who pays for a kong, when the wall is exhausted.
-Rule sets keep no per-hand state of their own: everything lives in the `Game`.
+`RuleSet` declares every question the engine asks (the methods and attributes below, each with
+its contract); code outside ``rules/`` never reads a variant's own config fields nor asks a
+variant's name. Rule sets keep no per-hand state of their own: everything lives in the `Game`,
+and a question never changes it (predicates work on copies of the counts they test).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from mahjong_env import hand
 from mahjong_env.engine.state import Meld, SeatState
 
-__all__ = ["RuleSet", "RuleConfig", "make_config", "held_four_mask", "bits", "DEFAULT_PROFILE"]
+if TYPE_CHECKING:
+    from mahjong_env.engine.game import Game
+
+__all__ = [
+    "RuleSet",
+    "RuleConfig",
+    "TurnStart",
+    "Fan",
+    "Owed",
+    "Settlement",
+    "make_config",
+    "held_four_mask",
+    "bits",
+    "DEFAULT_PROFILE",
+]
 
 DEFAULT_PROFILE = "seed"
 
@@ -110,11 +128,12 @@ def make_config(cls: type[RuleConfig], overrides: Mapping[str, Any]) -> Any:
     return config
 
 
-def held_four_mask(st: SeatState, counts: list[int]) -> int:
-    """Kinds whose four copies this seat holds in hand and melds (R8 空听: not a winning tile)."""
+def held_four_mask(melds: Sequence[Meld], counts: Sequence[int]) -> int:
+    """Kinds whose four copies a seat holds in ``counts`` and its ``melds`` (R8 空听: not a
+    winning tile)."""
     mask = 0
     held: dict[int, int] = {}
-    for meld in st.melds:
+    for meld in melds:
         for t in meld.tiles:
             held[t] = held.get(t, 0) + 1
     for t, n in held.items():
@@ -133,112 +152,267 @@ def bits(mask: int) -> list[int]:
     return out
 
 
+class TurnStart(IntEnum):
+    """What happens when a player is due to draw (`RuleSet.before_draw`)."""
+
+    DRAW = 0
+    """An ordinary draw from the head of the wall."""
+    FENZHANG = 1
+    """The last-draws round begins (X4 分张, C14 ``final_draws``)."""
+    EXHAUSTED = 2
+    """The wall is exhausted: the hand is drawn (荒庄)."""
+
+
+class Fan(NamedTuple):
+    """One scored fan of a win: its key (``"pinghu"``) and value; ``[name, fan]`` in results."""
+
+    name: str
+    fan: int
+
+
+class Owed(NamedTuple):
+    """One payment a win settles: ``payer`` owes the winner ``points`` for ``reason``."""
+
+    payer: int
+    points: float
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Settlement:
+    """How a win scores and who pays (`RuleSet.settle`)."""
+
+    fans: tuple[Fan, ...]
+    """The winner's fan list, in the order the result shows it."""
+    total_fan: int
+    """The hand's fan total (capped; the highest payer's fan where fans differ per payer)."""
+    owed: tuple[Owed, ...]
+    """The payments to the winner, in order."""
+    payer_fans: tuple[int | None, ...] | None
+    """Each seat's fan as a payer (None: not a payer) where they differ between payers, else None."""
+
+
 class RuleSet:
-    """Base of the variant rule sets; the defaults describe a variant with no extras."""
+    """Base of the variant rule sets: every question the engine asks, with its contract.
+
+    Methods without a neutral default raise NotImplementedError; a variant answers them all.
+    ``game`` is the asking `Game`, ``seat`` a seat 0-3, ``tile`` a tile kind 0-33, masks are
+    34-bit masks of tile kinds. No method changes ``game``, except the two hooks that say so
+    (`after_kong`, `win_passed`).
+    """
 
     name: ClassVar[str] = ""
+    """The rule set's name (``"xinjiang"``); for display and the registry only."""
     uses_bao: ClassVar[bool] = False
+    """Whether the variant has a bao (C8): the engine then rolls, offers views and 对宝."""
+    uses_silver: ClassVar[bool] = False
+    """Whether a match carries silver and a per-hand base (X7) that the env reports."""
+    closed_waits_win: ClassVar[bool] = False
+    """Whether every standard-form wait of a closed hand is a winning tile (no extra winning
+    condition): `ready_discards` then trusts `hand.ready_discards` for closed hands."""
     priority: ClassVar[dict[int, int]] = {}
+    """Claim rank of each claim action (R6: higher wins the window)."""
 
     def __init__(self, config: RuleConfig) -> None:
         self.config = config
 
-    # --- claims and ranks (R6)
+    # --- facts about the match
 
-    def claim_rank(self, action: int) -> int:
-        return self.priority[action]
+    @property
+    def starting_silver(self) -> float:
+        """Each player's silver at the start of a match (X7); 0 where the variant has none."""
+        return 0.0
 
-    # --- hooks with neutral defaults
+    @property
+    def dice_count(self) -> int:
+        """Dice rolled at once for a bao roll (C8), and so the dice of a forced roll."""
+        return 2
 
-    def hand_base(self, game: Any) -> float:
+    @property
+    def max_bao_rolls(self) -> int:
+        """Bao rolls in a hand after which the hand has no bao (C8)."""
+        return 0
+
+    @property
+    def allows_seven_pairs(self) -> bool:
+        """Whether seven pairs (七对) is a winning form."""
+        return False
+
+    def hand_base(self, game: Game) -> float:
+        """The money value of one point in the hand now starting (X7); 1 by default."""
         return 1.0
 
-    def special_actions(self, game: Any, seat: int) -> list[int]:
-        return []
+    # --- the player to move (R5, R8)
 
-    def special_group_tiles(self, kind: str) -> tuple[int, ...]:
-        raise KeyError(kind)
+    def winning_mask(self, game: Game, seat: int, counts: Sequence[int]) -> int:
+        """Kinds that would win for ``seat`` holding the 3n+1 concealed ``counts`` (its melds as
+        they are); ``counts`` is not changed."""
+        raise NotImplementedError
 
-    def forced_win(self, game: Any, seat: int) -> bool:
+    def self_win(self, game: Game, seat: int) -> str | None:
+        """The win method if ``seat`` may win on its own 3n+2 hand now, else None."""
+        raise NotImplementedError
+
+    def forced_win(self, game: Game, seat: int) -> bool:
+        """Whether ``seat``, able to win, must win (no other action is legal)."""
         return False
 
-    def fenzhang_win(self, game: Any, seat: int) -> bool:
-        return False
-
-    def ready_locks(self, game: Any, seat: int) -> bool:
+    def ready_locks(self, game: Game, seat: int) -> bool:
+        """Whether a ready ``seat`` may only discard the tile it drew (R8)."""
         return True
 
-    def may_declare_ready(self, game: Any, seat: int) -> bool:
+    def may_declare_ready(self, game: Game, seat: int) -> bool:
+        """Whether ``seat`` (not yet ready) may declare ready this turn; X5: not a 相公."""
         return not game.seats[seat].xianggong
 
-    def after_kong(self, game: Any, seat: int) -> None:
-        return None
+    def ready_discards(self, game: Game, seat: int) -> int:
+        """R8: the kinds T for which ``ready T`` is legal: after discarding T the hand waits
+        (`winning_mask` not empty) and `keeps_ready` holds."""
+        st = game.seats[seat]
+        melds = st.melds
+        scratch = list(st.counts)
+        standard = hand.ready_discards(scratch)
+        candidates = standard
+        if self.allows_seven_pairs and not melds and sum(c >> 1 for c in scratch) >= 6:
+            candidates |= sum(1 << t for t in range(34) if scratch[t])
+        out = standard if self.closed_waits_win and not melds else 0
+        for t in bits(candidates & ~out):
+            scratch[t] -= 1
+            if self.keeps_ready(game, seat, scratch):
+                out |= 1 << t
+            scratch[t] += 1
+        return out
 
-    def drawn_hand_refunds(self, game: Any) -> list[tuple[int, int, float]]:
+    def keeps_ready(self, game: Game, seat: int, counts: list[int]) -> bool:
+        """Whether ``seat`` holding the 3n+1 ``counts`` (after a discard) may be ready with them;
+        ``counts`` is the caller's scratch copy and comes back unchanged."""
+        return bool(self.winning_mask(game, seat, counts))
+
+    def special_actions(self, game: Game, seat: int) -> list[int]:
+        """Extra turn actions of ``seat`` (C5 declarations, C6 additions), unsorted."""
         return []
 
-    def finish_result(self, game: Any, result: dict[str, Any]) -> None:
+    # --- kongs (R7)
+
+    def wall_allows_kong(self, game: Game) -> bool:
+        """Whether the wall has a replacement tile for a kong now."""
+        raise NotImplementedError
+
+    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
+        """Whether ``seat`` may make a kong of ``kind`` (``"concealed_kong"``, ``"added_kong"``)
+        of ``tile`` this turn, the wall allowing it."""
+        raise NotImplementedError
+
+    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
+        """``(payer, points)`` owed to ``seat`` when its kong (or special group, C12) of ``kind``
+        stands; ``source`` is the discarder of a kong on a discard."""
+        raise NotImplementedError
+
+    def after_kong(self, game: Game, seat: int) -> None:
+        """Hook after ``seat``'s kong stood, before its replacement draw; may change ``seat``'s
+        ready state (X5 相公)."""
         return None
 
-    def bao_exhausted(self, game: Any, kind: int) -> bool:
-        return False
-
-    def duibao_possible(self, game: Any, seat: int) -> bool:
-        return False
-
-    def defer_bao_roll(self, game: Any) -> bool:
-        """Whether the first ready declaration's bao roll waits for the declarer's next turn."""
-        return False
-
-    def fenzhang_draws(self, game: Any) -> int:
-        """How many last draws the 分张 round makes (X4: 4)."""
-        return 4
-
-    def fenzhang_method(self, game: Any, seat: int) -> str:
-        """The win method of a win on a 分张 draw (X4: a self-draw)."""
-        return "self_draw"
-
-    def declaration_tiles(self, game: Any, seat: int, kind: str) -> list[int]:
+    def declaration_tiles(self, game: Game, seat: int, kind: str) -> list[int]:
         """The tiles a special-group declaration of ``kind`` takes from the hand (C5)."""
-        return list(self.special_group_tiles(kind))
+        raise NotImplementedError
 
     def special_add_target(self, st: SeatState, tile: int) -> Meld:
         """The declared special group that an addition of ``tile`` joins (C6)."""
-        return next(m for m in st.specials.values() if tile in self.special_group_tiles(m.kind))
+        raise NotImplementedError
 
-    def win_passed(self, game: Any, seat: int, tile: int, kind: str, source: int) -> None:
-        """``seat`` was offered a win on ``source``'s ``tile`` and did something else (R8 过手胡)."""
+    # --- claim and robbing windows (R6, R7, R8)
+
+    def claim_rank(self, action: int) -> int:
+        """The R6 rank of a claim action (higher wins the window)."""
+        return self.priority[action]
+
+    def claim_options(self, game: Game, seat: int, tile: int, source: int, distance: int) -> list[int]:
+        """The claims (not pass) ``seat`` has on ``source``'s discard of ``tile``; ``distance``
+        is 1 for the next player."""
+        raise NotImplementedError
+
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+        """The claims (not pass) ``seat`` has on ``konger``'s addition of ``tile`` (``kind``
+        ``"added_kong"`` or ``"special_add"``): a robbing win, C6 抢叉."""
+        raise NotImplementedError
+
+    def win_passed(self, game: Game, seat: int, tile: int, kind: str, source: int) -> None:
+        """Hook: ``seat`` was offered a win on ``source``'s ``tile`` and did something else;
+        records the R8 过手胡 lock on ``seat``."""
         game.seats[seat].passed_wins |= 1 << tile
+
+    # --- the wall's end (X4, C13, C14)
+
+    def before_draw(self, game: Game, seat: int) -> TurnStart:
+        """What happens when ``seat`` is due to draw: a draw, the last-draws round, or a drawn hand."""
+        raise NotImplementedError
+
+    def fenzhang_draws(self, game: Game) -> int:
+        """How many draws the last-draws round makes (X4 分张, C14 ``final_draws``)."""
+        raise NotImplementedError
+
+    def fenzhang_win(self, game: Game, seat: int) -> bool:
+        """Whether ``seat`` may win on its last-round draw (it is asked only then)."""
+        return False
+
+    def fenzhang_method(self, game: Game, seat: int) -> str:
+        """The win method of a win on a last-round draw."""
+        return "self_draw"
+
+    # --- the bao (C8)
+
+    def defer_bao_roll(self, game: Game) -> bool:
+        """Whether the first ready declaration's bao roll waits for the declarer's next turn."""
+        return False
+
+    def bao_exhausted(self, game: Game, kind: int) -> bool:
+        """Whether a bao of ``kind`` is used up (换宝: it is put back and rolled again)."""
+        return False
+
+    def duibao_possible(self, game: Game, seat: int) -> bool:
+        """Whether ``seat``, having just seen the bao, may win on it at once (对宝)."""
+        return False
+
+    # --- hand end (R10, R12)
+
+    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
+        """How ``winner``'s win by ``method`` on ``tile`` scores and who pays; ``payer`` is the
+        discarder or robbed konger of a claim win."""
+        raise NotImplementedError
+
+    def drawn_hand_refunds(self, game: Game) -> list[tuple[int, int, float]]:
+        """``(payer, payee, points)`` of each kong payment returned on a drawn hand (X8)."""
+        return []
 
     # --- shared helpers
 
     @staticmethod
-    def all_tiles(st: SeatState, counts: list[int]) -> list[int]:
+    def all_tiles(melds: Sequence[Meld], counts: Sequence[int]) -> list[int]:
         """Counts of the whole hand: concealed ``counts`` plus every meld's tiles."""
         total = list(counts)
-        for meld in st.melds:
+        for meld in melds:
             for t in meld.tiles:
                 total[t] += 1
         return total
 
     @staticmethod
     def passed(st: SeatState, tile: int) -> bool:
+        """Whether ``st`` passed a win on ``tile`` since its last draw (R8 过手胡)."""
         return bool(st.passed_wins >> tile & 1)
 
-    def standard_waits(self, st: SeatState, counts: list[int], seven_pairs: bool) -> int:
+    @staticmethod
+    def standard_waits(melds: Sequence[Meld], counts: Sequence[int], seven_pairs: bool) -> int:
         """Winning kinds of a 3n+1 concealed hand in standard form (and seven pairs if allowed),
-        without the kinds this seat already holds four of (R8 空听)."""
+        without the kinds the seat already holds four of (R8 空听)."""
         mask = hand.waits(counts)
-        if seven_pairs and not st.melds and sum(counts) == 13:
+        if seven_pairs and not melds and sum(counts) == 13:
             mask |= hand.seven_pairs_waits(counts)
-        if mask and st.melds:
-            mask &= ~held_four_mask(st, counts)
+        if mask and melds:
+            mask &= ~held_four_mask(melds, counts)
         return mask
 
     @staticmethod
-    def has_chow(st: SeatState) -> bool:
-        return any(m.kind == "chow" for m in st.melds)
-
-    @staticmethod
-    def meld_kinds(melds: list[Meld]) -> set[str]:
-        return {m.kind for m in melds}
+    def has_chow(melds: Sequence[Meld]) -> bool:
+        """Whether the melds hold an exposed chow."""
+        return any(m.kind == "chow" for m in melds)

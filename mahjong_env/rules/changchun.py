@@ -11,13 +11,17 @@ the one table of named field sets (``profile="mil2024"``, C14).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.engine.state import Context, Meld, SeatState
-from mahjong_env.rules.base import DEFAULT_PROFILE, RuleConfig, RuleSet, bits
-from mahjong_env.tiles import is_dragon, rank_of
+from mahjong_env.rules.base import DEFAULT_PROFILE, Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart, bits
+from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, rank_of
+
+if TYPE_CHECKING:
+    from mahjong_env.engine.game import Game
 
 __all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS", "declaration_tiles"]
 
@@ -32,7 +36,6 @@ _DECLARE_ACTION = dict(zip(SPECIAL_GROUPS, A.SPECIAL_DECLARATIONS))
 _GROUP_OF_TILE = {t: kind for kind, tiles in SPECIAL_GROUPS.items() for t in tiles}
 BIG_EGG_KINDS = frozenset({18, 9, 31, 32, 33})  # C12 大蛋: 1s 1p 5z 6z 7z
 _YAOJI = 18  # C14 小鸡: the 1s
-_TERMINALS_HONORS = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)  # C9 幺九
 
 # C14: every named profile and the field values it sets; the keyword ``profile`` picks one and
 # explicit keywords override it. "seed" is the defaults (the seed document).
@@ -161,61 +164,66 @@ class ChangchunRules(RuleSet):
 
     config: ChangchunConfig
 
+    @property
+    def dice_count(self) -> int:
+        return self.config.bao_dice
+
+    @property
+    def max_bao_rolls(self) -> int:
+        return self.config.max_bao_rolls
+
+    @property
+    def allows_seven_pairs(self) -> bool:
+        return self.config.allow_seven_pairs
+
     # --- winning hands (C9)
 
-    def readings(self, st: SeatState, counts: list[int]) -> list[hand.Decomposition | None]:
+    def readings(self, melds: Sequence[Meld], counts: Sequence[int]) -> list[hand.Decomposition | None]:
         """Readings of a complete hand that satisfy every C9 condition (None = seven pairs)."""
-        seven = self.config.allow_seven_pairs and not st.melds and hand.is_seven_pairs(counts)
+        seven = self.config.allow_seven_pairs and not melds and hand.is_seven_pairs(counts)
         if not seven and not hand.is_complete(counts):
             return []
-        whole = self.all_tiles(st, counts)
+        whole = self.all_tiles(melds, counts)
         if not (any(whole[0:9]) and any(whole[9:18]) and any(whole[18:27])):  # 三色全
             return []
-        if not any(whole[t] for t in _TERMINALS_HONORS):  # 幺九
+        if not any(whole[t] for t in TERMINALS_AND_HONORS):  # 幺九
             return []
         out: list[hand.Decomposition | None] = [None] if seven else []
         if not hand.is_complete(counts):
             return out
-        melded_triplet = any(m.kind != "chow" for m in st.melds)
+        melded_triplet = any(m.kind != "chow" for m in melds)
         # C9.4 手把一: one concealed tile (concealed kongs count as concealed tiles, as in C3)
-        single = sum(counts) == 2 and not any(m.kind == "concealed_kong" for m in st.melds)
+        single = sum(counts) == 2 and not any(m.kind == "concealed_kong" for m in melds)
         for d in hand.decompositions(counts):
             if not (melded_triplet or d.triplets or is_dragon(d.pair)):  # 一叉
                 continue
-            if single and self.has_chow(st):
+            if single and self.has_chow(melds):
                 continue
             out.append(d)
         return out
 
-    def winning_mask(self, game: Any, seat: int, counts: list[int]) -> int:
-        st = game.seats[seat]
-        mask = self.standard_waits(st, counts, self.config.allow_seven_pairs)
+    def _waits(self, melds: Sequence[Meld], counts: Sequence[int]) -> int:
+        """`winning_mask` for ``melds`` and the 3n+1 ``counts`` (not changed)."""
+        mask = self.standard_waits(melds, counts, self.config.allow_seven_pairs)
+        if not mask:
+            return 0
+        scratch = list(counts)
         for t in bits(mask):
-            counts[t] += 1
-            if not self.readings(st, counts):
+            scratch[t] += 1
+            if not self.readings(melds, scratch):
                 mask ^= 1 << t
-            counts[t] -= 1
+            scratch[t] -= 1
         return mask
 
-    def ready_discards(self, game: Any, seat: int) -> int:
-        st = game.seats[seat]
-        counts = st.counts
-        candidates = hand.ready_discards(counts)
-        if self.config.allow_seven_pairs and not st.melds and sum(c >> 1 for c in counts) >= 6:
-            candidates |= sum(1 << t for t in range(34) if counts[t])
-        out = 0
-        terminal_needed = self.config.ready_needs_terminal
-        for t in bits(candidates):
-            counts[t] -= 1
-            if self.winning_mask(game, seat, counts) and not (terminal_needed and not self._holds_terminal(st, counts)):
-                out |= 1 << t
-            counts[t] += 1
-        return out
+    def winning_mask(self, game: Game, seat: int, counts: Sequence[int]) -> int:
+        return self._waits(game.seats[seat].melds, counts)
 
-    def _holds_terminal(self, st: SeatState, counts: list[int]) -> bool:
-        """C14 ready_needs_terminal: the concealed ``counts`` and the melds hold a 1, 9 or honor."""
-        whole = self.all_tiles(st, counts)
-        return any(whole[t] for t in _TERMINALS_HONORS)
+    def keeps_ready(self, game: Game, seat: int, counts: list[int]) -> bool:
+        melds = game.seats[seat].melds
+        if not self._waits(melds, counts):
+            return False
+        # C14 ready_needs_terminal: the tiles left, melds included, hold a 1, 9 or honor
+        return not self.config.ready_needs_terminal or _holds_terminal(melds, counts)
 
     # --- wins
 
@@ -224,37 +232,37 @@ class ChangchunRules(RuleSet):
             return False
         return not (tile is not None and self.config.passed_win_lock and self.passed(st, tile))
 
-    def self_win(self, game: Any, seat: int) -> str | None:
+    def self_win(self, game: Game, seat: int) -> str | None:
         st = game.seats[seat]
         if not self._may_win(st, None):
             return None
         drawn = st.drawn
         if st.ready and st.bao_seen and game.bao is not None and drawn == game.bao:  # C8 摸宝
-            st.counts[drawn] -= 1
-            waits = self.winning_mask(game, seat, st.counts)
-            st.counts[drawn] += 1
-            if waits:
+            before = list(st.counts)
+            before[drawn] -= 1
+            if self._waits(st.melds, before):
                 return "bao_draw"
-        return "self_draw" if self.readings(st, st.counts) else None
+        return "self_draw" if self.readings(st.melds, st.counts) else None
 
-    def _wins_with(self, game: Any, seat: int, tile: int, method: str, source: int) -> bool:
+    def _wins_with(self, game: Game, seat: int, tile: int, method: str, source: int) -> bool:
         """Whether ``seat`` may win by a claim on ``source``'s ``tile`` (a discard or a robbed kong)."""
         st = game.seats[seat]
         if not st.shape_waits() >> tile & 1 or not self._may_win(st, tile):
             return False
-        st.counts[tile] += 1
-        ok = bool(self.readings(st, st.counts))
-        st.counts[tile] -= 1
+        counts = list(st.counts)
+        counts[tile] += 1
+        ok = bool(self.readings(st.melds, counts))
         if ok and st.passed_fan:  # C14 passed_win_lock_by_fan
             ok = self._discarder_fan(game, seat, method, tile, source) > st.passed_fan
         return ok
 
-    def _discarder_fan(self, game: Any, seat: int, method: str, tile: int, source: int) -> int:
+    def _discarder_fan(self, game: Game, seat: int, method: str, tile: int, source: int) -> int:
         """The fan ``source`` would pay for ``seat``'s claim win on ``tile`` (C10, C11)."""
-        _, total, _, payer_fans = self.settle(game, seat, method, tile, source)
-        return total if payer_fans is None else int(payer_fans[source] or 0)
+        settlement = self.settle(game, seat, method, tile, source)
+        payer_fans = settlement.payer_fans
+        return settlement.total_fan if payer_fans is None else int(payer_fans[source] or 0)
 
-    def win_passed(self, game: Any, seat: int, tile: int, kind: str, source: int) -> None:
+    def win_passed(self, game: Game, seat: int, tile: int, kind: str, source: int) -> None:
         super().win_passed(game, seat, tile, kind, source)
         if self.config.passed_win_lock_by_fan:
             method = "discard" if kind == "discard" else "rob_kong"
@@ -263,13 +271,13 @@ class ChangchunRules(RuleSet):
 
     def _single_left(self, st: SeatState, removed: int, gained: int, making_chow: bool = False) -> bool:
         """C3: would the player, with an exposed chow, keep one concealed tile after discarding?"""
-        if not (making_chow or self.has_chow(st)):
+        if not (making_chow or self.has_chow(st.melds)):
             return False
         concealed = sum(st.counts) - removed + gained - 1
         concealed += 4 * sum(1 for m in st.melds if m.kind == "concealed_kong")
         return concealed == 1
 
-    def claim_options(self, game: Any, seat: int, tile: int, source: int, distance: int) -> list[int]:
+    def claim_options(self, game: Game, seat: int, tile: int, source: int, distance: int) -> list[int]:
         st = game.seats[seat]
         counts = st.counts
         n = counts[tile]
@@ -277,24 +285,18 @@ class ChangchunRules(RuleSet):
         if self._wins_with(game, seat, tile, "discard", source):
             options.append(A.WIN)
         if st.ready:
-            if n == 3 and self.wall_allows_kong(game) and self._same_waits(game, seat, tile, 3):
+            if n == 3 and self.wall_allows_kong(game) and self._same_waits(st, tile, 3):
                 options.append(A.KONG)
             return options
         if n >= 2 and not self._single_left(st, 2, 0):
             options.append(A.PONG)
         if n == 3 and self.wall_allows_kong(game) and not self._single_left(st, 3, 1):
             options.append(A.KONG)
-        if distance == 1 and tile < 27 and not self._single_left(st, 2, 0, True):  # C3
-            r = rank_of(tile)
-            if r <= 7 and counts[tile + 1] and counts[tile + 2]:
-                options.append(A.CHOW_LOW)
-            if 2 <= r <= 8 and counts[tile - 1] and counts[tile + 1]:
-                options.append(A.CHOW_MID)
-            if r >= 3 and counts[tile - 2] and counts[tile - 1]:
-                options.append(A.CHOW_HIGH)
+        if distance == 1 and not self._single_left(st, 2, 0, True):  # C3
+            options.extend(A.chow_actions(counts, tile))
         return options
 
-    def rob_options(self, game: Any, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
         st = game.seats[seat]
         options = []
         if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(
@@ -305,60 +307,55 @@ class ChangchunRules(RuleSet):
             options.append(A.PONG)  # 抢叉
         return options
 
-    def duibao_possible(self, game: Any, seat: int) -> bool:
-        st = game.seats[seat]
-        return bool(self.winning_mask(game, seat, st.counts) >> game.bao & 1)
+    def duibao_possible(self, game: Game, seat: int) -> bool:
+        bao = game.bao
+        return bao is not None and bool(self.winning_mask(game, seat, game.seats[seat].counts) >> bao & 1)
 
     # --- kongs (C5, C6, C7, C12, C13)
 
-    def wall_allows_kong(self, game: Any) -> bool:
+    def wall_allows_kong(self, game: Game) -> bool:
         wall = game.wall
         n, k = wall.slots - 1, wall.tail_draws + 1
         # C13: the replacement never breaks into the seven stacks (C14: nor the final draws)
         return n >= 14 + self.config.final_draws + (k & 1)
 
-    def before_draw(self, game: Any, seat: int) -> str | None:
+    def before_draw(self, game: Game, seat: int) -> TurnStart:
         wall = game.wall
         reserve = 14 + (wall.tail_draws & 1)
         if self.config.final_draws and wall.slots <= reserve + self.config.final_draws:
-            return "fenzhang"  # C14 final_draws
-        return "exhausted" if wall.slots <= reserve else None
+            return TurnStart.FENZHANG  # C14 final_draws
+        return TurnStart.EXHAUSTED if wall.slots <= reserve else TurnStart.DRAW
 
-    def fenzhang_draws(self, game: Any) -> int:
+    def fenzhang_draws(self, game: Game) -> int:
         return self.config.final_draws
 
-    def fenzhang_win(self, game: Any, seat: int) -> bool:
+    def fenzhang_win(self, game: Game, seat: int) -> bool:
         return self.self_win(game, seat) is not None  # C14: a self-draw, the bao included
 
-    def fenzhang_method(self, game: Any, seat: int) -> str:
+    def fenzhang_method(self, game: Game, seat: int) -> str:
         method = self.self_win(game, seat)
         assert method is not None
         return method
 
-    def defer_bao_roll(self, game: Any) -> bool:
+    def defer_bao_roll(self, game: Game) -> bool:
         return self.config.bao_roll_at_next_turn
 
-    def _same_waits(self, game: Any, seat: int, tile: int, count: int) -> bool:
-        """C7: a ready player's kong must keep exactly the same winning tiles."""
-        st = game.seats[seat]
-        st.counts[tile] -= count
+    def _same_waits(self, st: SeatState, tile: int, count: int) -> bool:
+        """C7: a ready player's kong (``count`` tiles of ``tile`` from the hand) must keep
+        exactly the same winning tiles."""
+        counts = list(st.counts)
+        counts[tile] -= count
         # C7/C9: judge the hand after the kong, its tiles among the melds (三色全, 幺九, 一叉, 空听)
-        st.melds.append(Meld("kong", [tile] * (4 if count >= 3 else 1), tile, None))
-        same = self.winning_mask(game, seat, st.counts) == st.ready_waits
-        st.melds.pop()
-        st.counts[tile] += count
-        return same
+        kong = Meld("kong", [tile] * (4 if count >= 3 else 1), tile, None)
+        return self._waits(st.melds + [kong], counts) == st.ready_waits
 
-    def kong_allowed(self, game: Any, seat: int, kind: str, tile: int) -> bool:
+    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
         st = game.seats[seat]
         if st.ready:
-            return self._same_waits(game, seat, tile, 4 if kind == "concealed_kong" else 1)
+            return self._same_waits(st, tile, 4 if kind == "concealed_kong" else 1)
         if kind == "concealed_kong":
             return True
         return not self._single_left(st, 1, 1)
-
-    def special_group_tiles(self, kind: str) -> tuple[int, ...]:
-        return SPECIAL_GROUPS[kind]
 
     def _declarable(self, st: SeatState, kind: str) -> list[int] | None:
         """C5: the tiles a declaration of ``kind`` would take from the dealt tiles still held."""
@@ -366,7 +363,7 @@ class ChangchunRules(RuleSet):
         cfg = self.config
         return declaration_tiles(kind, dealt_held, three_winds=cfg.xuanfeng_three_winds, yaoji=cfg.yaoji_wild)
 
-    def declaration_tiles(self, game: Any, seat: int, kind: str) -> list[int]:
+    def declaration_tiles(self, game: Game, seat: int, kind: str) -> list[int]:
         tiles = self._declarable(game.seats[seat], kind)
         assert tiles is not None
         return tiles
@@ -383,7 +380,7 @@ class ChangchunRules(RuleSet):
             return natural
         return next(st.specials[kind] for kind in SPECIAL_GROUPS if kind in st.specials)  # C14 小鸡
 
-    def special_actions(self, game: Any, seat: int) -> list[int]:
+    def special_actions(self, game: Game, seat: int) -> list[int]:
         st = game.seats[seat]
         counts = st.counts
         acts = []
@@ -407,20 +404,21 @@ class ChangchunRules(RuleSet):
             return acts
         if not self.wall_allows_kong(game):
             return acts
+        candidates: Iterable[int]
         if st.ready:  # C6/C7: a ready player may add only the tile just drawn
-            candidates: Any = [st.drawn] if st.drawn is not None else []
+            candidates = [st.drawn] if st.drawn is not None else []
         else:
             candidates = range(34)
         for t in candidates:
             if counts[t] and self._may_add(st, t):
-                if st.ready and not self._same_waits(game, seat, t, 1):
+                if st.ready and not self._same_waits(st, t, 1):
                     continue
                 if not st.ready and self._single_left(st, 1, 1):
                     continue
                 acts.append(A.SPECIAL_ADD + t)
         return acts
 
-    def kong_payments(self, game: Any, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
+    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
         """C12: every other player pays when the kong stands; 大蛋 doubles."""
         if kind == "concealed_kong":
             points = 4.0 if tile in BIG_EGG_KINDS else 2.0
@@ -432,54 +430,52 @@ class ChangchunRules(RuleSet):
 
     # --- bao (C8)
 
-    def bao_exhausted(self, game: Any, kind: int) -> bool:
-        seen = sum(1 for entry in game.history if entry[1] == kind)
-        if self.config.bao_change_counts_melds:
-            seen = sum(1 for entry in game.history if entry[1] == kind and not entry[2])
-            for st in game.seats:
-                for meld in st.melds:
-                    seen += meld.tiles.count(kind)
+    def bao_exhausted(self, game: Game, kind: int) -> bool:
+        if not self.config.bao_change_counts_melds:
+            return sum(1 for entry in game.history if entry[1] == kind) >= 3
+        seen = sum(1 for entry in game.history if entry[1] == kind and not entry[2])
+        for st in game.seats:
+            for meld in st.melds:
+                seen += meld.tiles.count(kind)
         return seen >= 3
 
     # --- scoring (C10, C11)
 
     def _winner_fans(
-        self, game: Any, seat: int, counts: list[int], tile: int, method: str, single_wait: bool
-    ) -> list[list[Any]]:
+        self, game: Game, seat: int, counts: list[int], tile: int, method: str, single_wait: bool
+    ) -> list[Fan]:
         """The best fan list (without payer-specific fans) over the hand's valid readings."""
-        st = game.seats[seat]
-        best: list[list[Any]] = []
+        melds = game.seats[seat].melds
+        best: list[Fan] = []
         best_total = -1
-        common: list[list[Any]] = [["pinghu", 1]]
+        common = [Fan("pinghu", 1)]
         if method in _SELF_DRAWN:
-            common.append(["zimo", 1])
+            common.append(Fan("zimo", 1))
         if method in ("bao_draw", "bao_match"):
-            common.append(["mobao", self.config.mobao_fan])
+            common.append(Fan("mobao", self.config.mobao_fan))
         if method == "bao_match":
-            common.append(["duibao", self.config.duibao_fan])
+            common.append(Fan("duibao", self.config.duibao_fan))
         if seat == game.dealer:
-            common.append(["zhuanghu", 1])
+            common.append(Fan("zhuanghu", 1))
         closed_kinds = ("concealed_kong",) if self.config.concealed_kong_keeps_closed else ()
-        if all(m.kind in closed_kinds for m in st.melds):
-            common.append(["lihu", 1])
-        open_chow = self.has_chow(st)
-        for reading in self.readings(st, counts):
+        if all(m.kind in closed_kinds for m in melds):
+            common.append(Fan("lihu", 1))
+        open_chow = self.has_chow(melds)
+        for reading in self.readings(melds, counts):
             fans = list(common)
             if reading is None:  # C10: 七对 never with 立胡 (nor 夹胡, 飘胡); 豪华七对 on the fourth copy
-                fans = [f for f in fans if f[0] != "lihu"]
-                fans.append(["haohua_qidui", 4] if counts[tile] == 4 else ["qidui", 3])
+                fans = [f for f in fans if f.name != "lihu"]
+                fans.append(Fan("haohua_qidui", 4) if counts[tile] == 4 else Fan("qidui", 3))
             elif not reading.sequences and not open_chow:
-                fans.append(["piaohu", 2])
+                fans.append(Fan("piaohu", 2))
             elif single_wait or _is_jia(reading, tile):
-                fans.append(["jiahu", 1])
-            total = sum(f for _, f in fans)
+                fans.append(Fan("jiahu", 1))
+            total = sum(f.fan for f in fans)
             if total > best_total:
                 best, best_total = fans, total
         return best
 
-    def settle(
-        self, game: Any, winner: int, method: str, tile: int | None, payer: int | None
-    ) -> tuple[list[list[Any]], int, list[tuple[int, float, str]], list[int | None] | None]:
+    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
         cfg = self.config
         st = game.seats[winner]
         counts = list(st.counts)
@@ -493,31 +489,32 @@ class ChangchunRules(RuleSet):
             assert st.drawn is not None
             hand13 = list(counts)
             hand13[st.drawn] -= 1
-        waits = self.winning_mask(game, winner, list(hand13))
+        waits = self._waits(st.melds, hand13)
         single_wait = waits & (waits - 1) == 0
         if method == "bao_draw":  # the bao stands in for the winning tile that scores most
-            best: list[list[Any]] = []
+            best: list[Fan] = []
             for w in bits(waits):
                 hand13[w] += 1
                 fans = self._winner_fans(game, winner, hand13, w, method, single_wait)
                 hand13[w] -= 1
-                if sum(f for _, f in fans) > sum(f for _, f in best):
+                if sum(f.fan for f in fans) > sum(f.fan for f in best):
                     best = fans
             fans = best
         else:
             win_tile = tile if tile is not None else st.drawn
+            assert win_tile is not None
             if method == "bao_match":
                 counts[win_tile] += 1
             fans = self._winner_fans(game, winner, counts, win_tile, method, single_wait)
-        base_fan = sum(f for _, f in fans)
+        base_fan = sum(f.fan for f in fans)
         if method in ("discard", "rob_kong"):
             assert payer is not None
-            fans = fans + [["dianpao", 1]]
+            fans = fans + [Fan("dianpao", 1)]
             payers = [payer] + ([p for p in _others(winner) if p != payer] if cfg.discard_all_pay else [])
         else:
             payers = _others(winner)
         payer_fans: list[int | None] = [None] * 4
-        owed: list[tuple[int, float, str]] = []
+        owed: list[Owed] = []
         reason = "discard" if method == "discard" else method
         for p in payers:
             fan = base_fan + (1 if p == payer else 0)
@@ -525,16 +522,22 @@ class ChangchunRules(RuleSet):
                 fan += 1
             fan = min(fan, cfg.fan_cap)
             payer_fans[p] = fan
-            owed.append((p, float(2 ** (fan - 1)), reason))
+            owed.append(Owed(p, float(2 ** (fan - 1)), reason))
         # C11: while the hand has no bao because its rolls ran out, a ready discarder is not covered
         no_bao_left = game.bao is None and game.bao_rolls >= cfg.max_bao_rolls
         if cfg.unready_discarder_pays_all and payer is not None:
             discarder = game.seats[payer]
             if not (discarder.ready and (discarder.bao_seen or no_bao_left)):
-                owed = [(payer, sum(points for _, points, _ in owed), "baozhuang")]
+                owed = [Owed(payer, sum(o.points for o in owed), "baozhuang")]
         total = max(f for f in payer_fans if f is not None)
         distinct = {f for f in payer_fans if f is not None}
-        return fans, total, owed, payer_fans if len(distinct) > 1 else None
+        return Settlement(tuple(fans), total, tuple(owed), tuple(payer_fans) if len(distinct) > 1 else None)
+
+
+def _holds_terminal(melds: Sequence[Meld], counts: Sequence[int]) -> bool:
+    """Whether the concealed ``counts`` and the melds hold a 1, a 9 or an honor (幺九)."""
+    whole = RuleSet.all_tiles(melds, counts)
+    return any(whole[t] for t in TERMINALS_AND_HONORS)
 
 
 def declaration_tiles(

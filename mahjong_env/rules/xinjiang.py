@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import Context, SeatState
-from mahjong_env.rules.base import RuleConfig, RuleSet
+from mahjong_env.engine.state import Context, Meld, SeatState
+from mahjong_env.rules.base import Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import suit_of
+
+if TYPE_CHECKING:
+    from mahjong_env.engine.game import Game
 
 __all__ = ["XinjiangConfig", "XinjiangRules", "register_pattern", "PATTERNS", "WinningHand", "MAX_FAN", "MAX_SILVER"]
 
@@ -26,6 +30,8 @@ MAX_SILVER = 1e12
 """Largest silver amount a match may start with (X7)."""
 MAX_SILVER_DIVISOR = 10**6
 """Largest X7 silver divisor."""
+FENZHANG_DRAWS = 4
+"""X4: the last four tiles are 分张 draws (a replacement never takes one)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,53 +139,41 @@ class XinjiangConfig(RuleConfig):
 
 class XinjiangRules(RuleSet):
     name = "xinjiang"
-    priority = {A.WIN: 3, A.PONG: 2, A.KONG: 2}  # X2
+    uses_silver = True
+    closed_waits_win = True  # X3: any standard or seven-pairs hand wins
+    priority: ClassVar[dict[int, int]] = {A.WIN: 3, A.PONG: 2, A.KONG: 2}  # X2
 
     config: XinjiangConfig
 
+    @property
+    def starting_silver(self) -> float:
+        return self.config.starting_silver
+
+    @property
+    def allows_seven_pairs(self) -> bool:
+        return self.config.allow_seven_pairs
+
     # --- ready and waits (R8, X3)
 
-    def winning_mask(self, game: Any, seat: int, counts: list[int]) -> int:
-        st = game.seats[seat]
-        return self.standard_waits(st, counts, self.config.allow_seven_pairs)
+    def winning_mask(self, game: Game, seat: int, counts: Sequence[int]) -> int:
+        return self.standard_waits(game.seats[seat].melds, counts, self.config.allow_seven_pairs)
 
-    def ready_discards(self, game: Any, seat: int) -> int:
-        st = game.seats[seat]
-        counts = st.counts
-        candidates = hand.ready_discards(counts)
-        closed = not st.melds and self.config.allow_seven_pairs
-        if closed and counts.count(2) + counts.count(3) + 2 * counts.count(4) >= 6:  # pairs, as sum(c >> 1)
-            for t in range(34):
-                if counts[t] and not candidates >> t & 1:
-                    counts[t] -= 1
-                    if hand.seven_pairs_waits(counts):
-                        candidates |= 1 << t
-                    counts[t] += 1
-        if st.melds and candidates:
-            for t in range(34):
-                if candidates >> t & 1:
-                    counts[t] -= 1
-                    if not self.winning_mask(game, seat, counts):
-                        candidates ^= 1 << t
-                    counts[t] += 1
-        return candidates
-
-    def _complete(self, st: SeatState, counts: list[int]) -> bool:
+    def _complete(self, melds: Sequence[Meld], counts: Sequence[int]) -> bool:
         if hand.is_complete(counts):
             return True
-        return self.config.allow_seven_pairs and not st.melds and hand.is_seven_pairs(counts)
+        return self.config.allow_seven_pairs and not melds and hand.is_seven_pairs(counts)
 
     # --- wins (X3, X4, X5)
 
-    def self_win(self, game: Any, seat: int) -> str | None:
+    def self_win(self, game: Game, seat: int) -> str | None:
         st = game.seats[seat]
-        if st.xianggong or not self._complete(st, st.counts):
+        if st.xianggong or not self._complete(st.melds, st.counts):
             return None
         if game.context == Context.REPLACEMENT:
             return "kong_bloom"
         return "self_draw" if st.ready else None
 
-    def forced_win(self, game: Any, seat: int) -> bool:
+    def forced_win(self, game: Game, seat: int) -> bool:
         """X5: a ready luxury-seven-pairs hand drawing its fourth copy must win with it."""
         st = game.seats[seat]
         drawn = st.drawn
@@ -192,26 +186,20 @@ class XinjiangRules(RuleSet):
             and hand.is_seven_pairs(st.counts)
         )
 
-    def fenzhang_win(self, game: Any, seat: int) -> bool:
+    def fenzhang_win(self, game: Game, seat: int) -> bool:
         st = game.seats[seat]
-        return (
-            self.config.fenzhang_can_win
-            and st.ready
-            and not st.xianggong
-            and self._complete(st, st.counts)
-        )
+        return self.config.fenzhang_can_win and st.ready and not st.xianggong and self._complete(st.melds, st.counts)
 
     def _can_win_on(self, st: SeatState, tile: int, need_ready: bool = True) -> bool:
         if (need_ready and not st.ready) or st.xianggong:
             return False
         if self.config.passed_win_lock and self.passed(st, tile):
             return False
-        st.counts[tile] += 1
-        ok = self._complete(st, st.counts)
-        st.counts[tile] -= 1
-        return ok
+        counts = list(st.counts)
+        counts[tile] += 1
+        return self._complete(st.melds, counts)
 
-    def claim_options(self, game: Any, seat: int, tile: int, source: int, distance: int) -> list[int]:
+    def claim_options(self, game: Game, seat: int, tile: int, source: int, distance: int) -> list[int]:
         st = game.seats[seat]
         n = st.counts[tile]
         options = []
@@ -223,7 +211,7 @@ class XinjiangRules(RuleSet):
             options.append(A.KONG)
         return options
 
-    def rob_options(self, game: Any, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
         if kind != "added_kong":  # X3 Decision: only added kongs can be robbed
             return []
         st = game.seats[seat]
@@ -231,13 +219,13 @@ class XinjiangRules(RuleSet):
 
     # --- kongs (X4, X5, X8)
 
-    def wall_allows_kong(self, game: Any) -> bool:
-        return game.wall.remaining > 4  # X4: a replacement never takes a 分张 tile
+    def wall_allows_kong(self, game: Game) -> bool:
+        return game.wall.remaining > FENZHANG_DRAWS  # X4: a replacement never takes a 分张 tile
 
-    def kong_allowed(self, game: Any, seat: int, kind: str, tile: int) -> bool:
+    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
         return True
 
-    def after_kong(self, game: Any, seat: int) -> None:
+    def after_kong(self, game: Game, seat: int) -> None:
         """X5: a ready player whose kong leaves the hand not ready becomes 相公."""
         st = game.seats[seat]
         if st.ready and not self.winning_mask(game, seat, st.counts):
@@ -245,87 +233,88 @@ class XinjiangRules(RuleSet):
             st.ready_waits = 0
             st.xianggong = True
 
-    def may_declare_ready(self, game: Any, seat: int) -> bool:
-        return not game.seats[seat].xianggong
-
-    def kong_payments(self, game: Any, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
+    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
         if kind == "kong":  # 下雨: the discarder pays
             assert source is not None
             return [(source, 1.0)]
         return [((seat + d) % 4, 1.0) for d in (1, 2, 3)]  # 刮风
 
-    def drawn_hand_refunds(self, game: Any) -> list[tuple[int, int, float]]:
+    def drawn_hand_refunds(self, game: Game) -> list[tuple[int, int, float]]:
         return list(game.kong_ledger)  # X8: every kong payment of the hand is returned
 
-    def before_draw(self, game: Any, seat: int) -> str | None:
-        return "fenzhang" if game.wall.remaining <= 4 else None
+    def before_draw(self, game: Game, seat: int) -> TurnStart:
+        return TurnStart.FENZHANG if game.wall.remaining <= FENZHANG_DRAWS else TurnStart.DRAW
+
+    def fenzhang_draws(self, game: Game) -> int:
+        return FENZHANG_DRAWS
 
     # --- scoring (X6, X7, X9)
 
-    def hand_base(self, game: Any) -> float:
+    def hand_base(self, game: Game) -> float:
         return float(max(1, int(min(game.silver) // self.config.silver_divisor)))
 
-    def fans(self, st: SeatState, counts: list[int], tile: int | None, method: str) -> tuple[list[list[Any]], int]:
+    def fans(
+        self, melds: Sequence[Meld], kongs_made: int, counts: list[int], tile: int | None, method: str
+    ) -> tuple[list[Fan], int]:
         """The fan list and the pattern fan (shape + 清一色 + registered patterns)."""
         cfg = self.config
         table = dict(cfg.shape_fans)
         readings = hand.decompositions(counts)
         shape, shape_fan = None, -1
         if readings:
-            open_chow = any(m.kind == "chow" for m in st.melds)
-            all_triplets = not open_chow and any(not d.sequences for d in readings)
+            all_triplets = not self.has_chow(melds) and any(not d.sequences for d in readings)
             shape = "pengpenghu" if all_triplets and table["pengpenghu"] > table["pinghu"] else "pinghu"
             shape_fan = table[shape]
-        if cfg.allow_seven_pairs and not st.melds and hand.is_seven_pairs(counts):
+        if cfg.allow_seven_pairs and not melds and hand.is_seven_pairs(counts):
             name = "haohua_qidui" if hand.seven_pairs_luxury(counts) else "qidui"
             if table[name] > shape_fan:
                 shape, shape_fan = name, table[name]
         assert shape is not None
-        fans: list[list[Any]] = [[shape, shape_fan]]
-        whole = self.all_tiles(st, counts)
+        fans = [Fan(shape, shape_fan)]
+        whole = self.all_tiles(melds, counts)
         suits = {suit_of(t) for t in range(34) if whole[t]}
         if len(suits) == 1 and 3 not in suits:
-            fans.append(["qingyise", cfg.qingyise_fan])
+            fans.append(Fan("qingyise", cfg.qingyise_fan))
         if cfg.extra_patterns:
             view = WinningHand(
                 tuple(counts),
-                tuple((m.kind, tuple(m.tiles)) for m in st.melds),
+                tuple((m.kind, tuple(m.tiles)) for m in melds),
                 tile,
                 method,
                 tuple(readings),
             )
             for name, fan in cfg.extra_patterns:
                 if PATTERNS[name](view):
-                    fans.append([name, fan])
-        pattern_fan = sum(f for _, f in fans)
+                    fans.append(Fan(name, fan))
+        pattern_fan = sum(f.fan for f in fans)
         if method == "kong_bloom":
-            fans.append(["gangshang_kaihua", cfg.gangshang_fan])
-        if st.kongs_made:
-            fans.append(["gang", cfg.kong_fan * st.kongs_made])
+            fans.append(Fan("gangshang_kaihua", cfg.gangshang_fan))
+        if kongs_made:
+            fans.append(Fan("gang", cfg.kong_fan * kongs_made))
         return fans, pattern_fan
 
-    def settle(
-        self, game: Any, winner: int, method: str, tile: int | None, payer: int | None
-    ) -> tuple[list[list[Any]], int, list[tuple[int, float, str]], None]:
+    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
         cfg = self.config
         st = game.seats[winner]
         counts = list(st.counts)
         if method in ("discard", "rob_kong"):
             assert tile is not None
             counts[tile] += 1
-        fans, pattern_fan = self.fans(st, counts, tile, method)
-        total = min(sum(f for _, f in fans), cfg.fan_cap)
+        fans, pattern_fan = self.fans(st.melds, st.kongs_made, counts, tile, method)
+        total = min(sum(f.fan for f in fans), cfg.fan_cap)
         points = float(2 ** (total - 1))
         losers = [(winner + d) % 4 for d in (1, 2, 3)]
         if method == "rob_kong":  # X7: the robbed konger pays for all three
-            owed = [(payer, 3 * points, "rob_kong")]
+            assert payer is not None
+            owed = [Owed(payer, 3 * points, "rob_kong")]
         elif method == "discard":  # X9: 包三 for a big hand
-            owed = [(payer, (3 if pattern_fan >= 3 else 1) * points, "discard")]
+            assert payer is not None
+            owed = [Owed(payer, (3 if pattern_fan >= 3 else 1) * points, "discard")]
         else:
             share = points if cfg.self_draw_each_pays_full else points / 3
-            owed = [(p, share, method) for p in losers]
+            owed = [Owed(p, share, method) for p in losers]
         xianggong = [p for p in losers if game.seats[p].xianggong]
         if xianggong and cfg.xianggong_pays_all:  # X5 相公包牌
-            total_owed = sum(amount for _, amount, _ in owed)
-            owed = [(p, total_owed / len(xianggong), "xianggong") for p in xianggong]
-        return fans, total, owed, None  # type: ignore[return-value]
+            total_owed = sum(o.points for o in owed)
+            owed = [Owed(p, total_owed / len(xianggong), "xianggong") for p in xianggong]
+        return Settlement(tuple(fans), total, tuple(owed), None)
