@@ -85,6 +85,7 @@ from gymnasium import spaces
 
 from mahjong_env.engine.state import PHASE_NAMES, Phase
 from mahjong_env.tiles import NUM_KINDS, TILE_NAMES
+from mahjong_env.view import sees_decider
 
 __all__ = [
     "CHANNELS",
@@ -369,7 +370,7 @@ _S_LOSS = _S["score_loss"]
 # by held count c (column): the four thermometer rows hand>=1 ... hand=4, then c itself
 _COUNT_ROWS = np.array([[c >= 1, c >= 2, c >= 3, c == 4, c] for c in range(5)], dtype=np.float32).T.copy()
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
-_TURN, _CLAIM_PHASE, _ROB, _OVER = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB), int(Phase.OVER)
+_TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
 _NO_MELDS = (0, 0)  # meld signature (melds, meld tiles) of a seat without melds
 _RELATIVE = tuple(tuple((r, (seat + r) % 4) for r in range(4)) for seat in range(4))  # (r, absolute seat)
@@ -497,6 +498,7 @@ class ObservationEncoder:
         st = game.seats[seat]
         phase = game.phase
         deciding = game.actor == seat
+        shown = sees_decider(game, seat)  # R13: else a private decision shows as an ordinary turn
         if st.drawn is not None and deciding and phase == _TURN:
             index.append(base + _AT_DRAWN + st.drawn)
             value.append(1.0)
@@ -529,21 +531,22 @@ class ObservationEncoder:
             out[_PUB + split : _PUB_END] = rows[: SEAT_PLANES * seat]
         out[_ROW_VISIBLE] = self._visible  # the own hand is added for the whole batch
         window = game.window
-        claim_window = window is not None and deciding and (phase == _CLAIM_PHASE or phase == _ROB)
+        claim_window = window is not None and shown and (phase == _CLAIM_PHASE or phase == _ROB)
         if claim_window:
             index.append(base + _AT_CLAIM + window.tile)
             value.append(1.0)
         if game.last_discard is not None:
             index.append(base + _AT_LAST + game.last_discard[1])
             value.append(1.0)
-        scalars += self._scalars(game, seat, st, deciding, claim_window, bao_seen)
+        scalars += self._scalars(game, seat, st, deciding, shown, claim_window, bao_seen)
 
-    def _scalars(self, game: Any, seat: int, st: Any, deciding: bool, claim_window: bool, bao_seen: bool) -> list[Any]:
+    def _scalars(
+        self, game: Any, seat: int, st: Any, deciding: bool, shown: bool, claim_window: bool, bao_seen: bool
+    ) -> list[Any]:
         s: list[Any] = [0.0] * _NUM_SCALARS
         phase = game.phase
         seats = game.seats
-        # another player's private decision (a claim, the bao, 分张) shows as "turn" (R13)
-        s[_S_PHASE + (int(phase) if deciding or phase == _OVER else _TURN)] = 1.0
+        s[_S_PHASE + (int(phase) if shown else _TURN)] = 1.0
         if claim_window:
             window = game.window
             s[_S_CLAIM_FROM + (window.source - seat) % 4] = 1.0

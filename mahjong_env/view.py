@@ -12,7 +12,17 @@ from typing import Any
 from mahjong_env.engine.state import PHASE_NAMES, Phase
 from mahjong_env.tiles import GLYPHS, format_counts, parse_tiles, tile_name
 
-__all__ = ["table_view", "render_text"]
+__all__ = ["table_view", "render_text", "sees_decider"]
+
+
+def sees_decider(game: Any, seat: int | None) -> bool:
+    """R13: whether ``seat`` (None: the full table) sees the current decision as it is: the
+    phase of a private decision (a claim or robbing window, the bao view, 对宝, 分张), its
+    window and who is to move. Only the decider does; every other seat sees an ordinary turn.
+    Whose turn it is, and the end of the hand, are public. The observation encoder and the
+    readable view both ask this."""
+    phase = game.phase
+    return seat is None or phase == Phase.TURN or phase == Phase.OVER or game.actor == seat
 
 
 def _meld_view(meld: Any, hidden: bool) -> dict[str, Any]:
@@ -41,11 +51,9 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
     """The table as seat ``seat`` sees it, or the full table when ``seat`` is None."""
     full = seat is None
     me = game.seats[seat] if seat is not None else None
-    # who decides in a window, bao view or 分张 reveals that player's hand: only the decider
-    # itself (and the full table) sees it (R13); whose turn it is, is public
-    public_phase = game.phase in (Phase.TURN, Phase.OVER)
-    sees_decider = full or public_phase or game.actor == seat
-    window = game.window if game.phase in (Phase.CLAIM, Phase.ROB) and sees_decider else None
+    # who decides in a window, bao view or 分张 reveals that player's hand (R13)
+    shown = sees_decider(game, seat)
+    window = game.window if game.phase in (Phase.CLAIM, Phase.ROB) and shown else None
     bao_seen = bool(me is not None and me.bao_seen and game.bao is not None)
     view: dict[str, Any] = {
         "seat": seat,
@@ -69,7 +77,7 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
         "wall_remaining": game.wall.remaining,
         "scores": list(game.scores),
         "hand_index": game.hand_index,
-        "phase": PHASE_NAMES[game.phase] if sees_decider else "turn",
+        "phase": PHASE_NAMES[game.phase] if shown else "turn",
         "claim": (
             {"seat": window.source, "tile": tile_name(window.tile), "kind": window.kind} if window is not None else None
         ),
@@ -84,7 +92,7 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
     if full:
         view["hands"] = [format_counts(st.counts) for st in game.seats]
         view["drawn_tiles"] = [tile_name(st.drawn) if st.drawn is not None else None for st in game.seats]
-    if game.phase != Phase.OVER and sees_decider:
+    if game.phase != Phase.OVER and shown:
         view["to_move"] = game.actor
     return view
 
@@ -98,8 +106,7 @@ def render_text(view: dict[str, Any], variant: str) -> str:
     seat = view["seat"]
     lines = [
         f"{variant} · hand {view['hand_index']} · dealer player_{view['dealer']} · "
-        f"phase {view['phase']} · wall {view['wall_remaining']}"
-        + (f" · dice {view['dice']}" if view["dice"] else "")
+        f"phase {view['phase']} · wall {view['wall_remaining']}" + (f" · dice {view['dice']}" if view["dice"] else "")
     ]
     if view.get("bao"):
         lines.append(f"bao 宝: {_glyphs(view['bao'])} {view['bao']}")
@@ -121,7 +128,10 @@ def render_text(view: dict[str, Any], variant: str) -> str:
             hand = view["hands"][s]
             lines.append(f"  hand  {_glyphs(hand)}  {hand}")
         elif s == seat:
-            lines.append(f"  hand  {_glyphs(view['hand'])}  {view['hand']}" + (f"  drawn {view['drawn']}" if view["drawn"] else ""))
+            lines.append(
+                f"  hand  {_glyphs(view['hand'])}  {view['hand']}"
+                + (f"  drawn {view['drawn']}" if view["drawn"] else "")
+            )
         else:
             lines.append(f"  hand  {'🀫' * view['concealed_counts'][s]}  ({view['concealed_counts'][s]} tiles)")
         melds = [
@@ -131,7 +141,9 @@ def render_text(view: dict[str, Any], variant: str) -> str:
         if melds:
             lines.append("  melds " + " | ".join(melds))
         river = view["discards"][s]
-        lines.append("  river " + ("".join(GLYPHS[parse_tiles(t)[0]] for t in river) + "  " + " ".join(river) if river else "-"))
+        lines.append(
+            "  river " + ("".join(GLYPHS[parse_tiles(t)[0]] for t in river) + "  " + " ".join(river) if river else "-")
+        )
     claim = view.get("claim")
     if claim:
         lines.append(f"{claim['kind']} window on {claim['tile']} from player_{claim['seat']}")

@@ -501,3 +501,32 @@ def test_layout_rejects_bad_declarations():
     with pytest.raises(ValueError, match="does not fit"):
         Layout((Piece("a", 3),), size=2)
     assert OBSERVATION_LAYOUT.span("seat1_discard") == slice(47, 71)
+
+
+@pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
+def test_observation_and_view_agree_on_what_each_seat_sees(module):
+    """R13: the phase, the window and its tile that a seat's observation shows are the ones
+    its readable view shows (both ask `view.sees_decider`)."""
+    from mahjong_env.engine.state import PHASE_NAMES
+
+    for seed in range(4):
+        env = module.raw_env()
+        env.reset(seed=seed)
+        policy = _eager_policy(np.random.default_rng(seed))
+        while True:
+            for seat in range(4):
+                view = env.view(f"player_{seat}")
+                phase = [p for p in PHASE_NAMES if s(env, seat, f"phase_{p}")]
+                assert phase == [view["phase"]]
+                claim = row(env, seat, "claim_tile")
+                if view["claim"] is None:
+                    assert not claim.any() and not any(s(env, seat, f"window_{k}") for k in _WINDOW_KINDS)
+                else:
+                    np.testing.assert_array_equal(claim, one_hot(view["claim"]["tile"]))
+                    assert s(env, seat, f"window_{view['claim']['kind']}") == 1.0
+            if all(env.terminations.values()):
+                break
+            env.step(policy(env.action_mask(env.agent_selection)))
+
+
+_WINDOW_KINDS = ("discard", "added_kong", "special_add")
