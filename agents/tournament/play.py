@@ -156,10 +156,6 @@ def seed_globals(seed: int) -> None:
         torch.manual_seed(seed)
 
 
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise _MoveTimeout()
-
-
 def _traceback(error: BaseException) -> str:
     return "".join(traceback.format_exception(type(error), error, error.__traceback__))
 
@@ -178,10 +174,15 @@ class _Clock:
             and threading.current_thread() is threading.main_thread()
         )
         self._previous: Any = None
+        self._timing = False
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self._timing:  # an alarm that arrives after the call returned is ignored
+            raise _MoveTimeout()
 
     def __enter__(self) -> _Clock:
         if self.alarm:
-            self._previous = signal.signal(signal.SIGALRM, _on_alarm)
+            self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -194,6 +195,7 @@ class _Clock:
         over the limit. Ctrl-C (KeyboardInterrupt) is not the agent's and passes through."""
         start = time.perf_counter()
         if self.alarm:
+            self._timing = True
             signal.setitimer(signal.ITIMER_REAL, self.limit)
         try:
             value = fn(*args)
@@ -206,6 +208,7 @@ class _Clock:
         except BaseException as error:
             raise AgentFault("crash", _traceback(error)) from None
         finally:
+            self._timing = False
             if self.alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         elapsed = time.perf_counter() - start
