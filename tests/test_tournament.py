@@ -504,3 +504,11 @@ def test_export_needs_no_agent_and_report_links_named_full_table_replays(tmp_pat
     assert f"deal 0, seating {seating}: {names[0]} (seat 0) vs" in page and "full table" in page
     assert len(list((out / "replays").glob(f"deal0-seating{seating}-seat*.html"))) == 4
     assert (out / "headtohead.png").stat().st_size > 0 and (out / "rating.png").stat().st_size > 0
+
+
+def test_a_capped_win_says_it_was_capped_in_the_report():
+    from agents.tournament.report import _describe
+
+    win = {"outcome": "win", "winner": 0, "method": "discard", "fans": [["pinghu", 5], ["qingyise", 3]], "total_fan": 6}
+    assert _describe(win, 0, {"fan_cap": 6}).endswith("capped at 6 fan (the fans add up to 8)")
+    assert "capped" not in _describe(win, 1, {"fan_cap": 10})

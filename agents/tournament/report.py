@@ -21,6 +21,7 @@ import html
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -275,7 +276,7 @@ def _notable(summary: Summary, store: ResultStore, out: Path) -> list[dict[str, 
         record = store.record(entry["deal"], entry["seating"])
         hands = (record or {}).get("hands") or [{}]
         result = hands[-1].get("result") or {} if isinstance(hands[-1], dict) else {}
-        item["what"] = _describe(result, entry["seat"])
+        item["what"] = _describe(result, entry["seat"], (record or {}).get("config"))
         seats = _seat_names(record, store, entry)
         item["title"] = _table_title(entry["deal"], entry["seating"], seats)
         if record is not None:
@@ -304,12 +305,18 @@ def _seat_names(record: dict[str, Any] | None, store: ResultStore, entry: dict[s
     return [str(entry.get("agent")) if k == entry["seat"] else f"player_{k}" for k in range(4)]
 
 
-def _describe(result: dict[str, Any], seat: int) -> str:
+def _describe(result: dict[str, Any], seat: int, config: Any = None) -> str:
+    from mahjong_env.html_replay import fan_cap_note
+
     outcome = result.get("outcome")
     if outcome == "win":
         fans = ", ".join(f"{name} {fan}" for name, fan in result.get("fans", []))
         who = "won" if result.get("winner") == seat else f"player_{result.get('winner')} won"
-        return f"{who} by {result.get('method')}, {result.get('total_fan')} fan ({fans})"
+        rules = SimpleNamespace(fan_cap=config.get("fan_cap")) if isinstance(config, dict) else None
+        capped = fan_cap_note(result, rules)
+        return f"{who} by {result.get('method')}, {result.get('total_fan')} fan ({fans})" + (
+            f", {capped}" if capped else ""
+        )
     if outcome == "illegal":
         return "forfeit"
     return "drawn hand"
