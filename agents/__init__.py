@@ -190,6 +190,8 @@ def load(spec: str, seed: int | None = 0, **kwargs: Any) -> Agent:
 
 
 def _build(spec: str, parsed: AgentSpec, seed: int | None, options: dict[str, Any]) -> Agent:
+    if parsed.kind not in ("module", "file"):
+        seed = options.pop("seed", seed)  # a seed written in the spec wins
     if parsed.kind == "random":
         return RandomAgent(seed=seed, **options)
     if parsed.kind == "heuristic":

@@ -70,6 +70,11 @@ def test_malformed_specs_say_what_is_wrong(spec, message):
         agents.parse_spec(spec)
 
 
+def test_a_seed_in_the_spec_wins_over_the_default():
+    first, second = agents.load("random?seed=5", seed=1), agents.load("random", seed=5)
+    assert first.rng.integers(1 << 30) == second.rng.integers(1 << 30)
+
+
 def test_user_agent_from_a_file_with_keyword_arguments(tmp_path):
     (tmp_path / "my_agent.py").write_text(USER_AGENT)
     agent = agents.load(f"{tmp_path / 'my_agent.py'}:FirstLegal?offset=2&label=hello&extra=null")
