@@ -132,11 +132,15 @@ def action_id(name: str) -> int:
 def chow_actions(counts: Sequence[int], tile: int) -> list[int]:
     """The chow actions on a claimed ``tile`` whose two other tiles ``counts`` holds, in id order
     (honors make no chow)."""
-    if tile >= 27:
-        return []
-    rank = tile % 9
-    return [
-        action
+    return [action for action, low, high in _CHOW_SHAPES[tile] if counts[low] and counts[high]]
+
+
+_CHOW_SHAPES: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
+    tuple(
+        (action, tile + low, tile + high)
         for action, (low, high) in CHOW_OFFSETS.items()
-        if rank + low >= 0 and rank + high <= 8 and counts[tile + low] and counts[tile + high]
-    ]
+        if tile < 27 and tile % 9 + low >= 0 and tile % 9 + high <= 8
+    )
+    for tile in range(34)
+)
+"""Per claimed tile: each possible chow as (action, the two hand tiles)."""

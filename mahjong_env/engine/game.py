@@ -2,32 +2,80 @@
 
 `Game` owns one match: the deal, the turn cycle, the claim and robbing windows with the R6
 polling order, kongs and replacement draws, the 分张 draw round, the bao mechanics (C8, used
-only by rule sets that have a bao), hand end, dealer rotation and the payments ledger. It never
-asks which variant it plays: every variant question goes to its `rules` object
-(`mahjong_env.rules.base.RuleSet`). It knows nothing about agent names or observations.
+only by rule sets that have a bao), hand end and dealer rotation; its `Ledger`
+(`mahjong_env.engine.ledger`) keeps the points. It never asks which variant it plays: every
+variant question goes to its `rules` object (`mahjong_env.rules.base.RuleSet`). It knows
+nothing about agent names or observations.
 
-Pending engine work (a turn start, a bao roll, a replacement draw) sits in a small task queue;
-`_run` executes tasks until one needs a player's decision or the hand ends. Only players with
-a real choice are ever asked (R5, R6).
+Pending engine work (a turn start, a bao roll, a replacement draw) sits in a small queue of
+tasks, each a bound method with its arguments that returns whether it handed a decision to a
+player; `_run` executes tasks until one needs a player's decision or the hand ends. Only
+players with a real choice are ever asked (R5, R6).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Mapping
+from functools import partial
 from itertools import compress
-from typing import Any
+from typing import NamedTuple, TypedDict
 
 from mahjong_env import actions as A
-from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, Context, Meld, Phase, SeatState
+from mahjong_env.engine.ledger import HandResult, KongPayment, Ledger, PaymentRecord, hand_result
+from mahjong_env.engine.state import (
+    PHASE_NAMES,
+    SPECIAL_KINDS,
+    Context,
+    Discard,
+    Meld,
+    Outcome,
+    Phase,
+    SeatState,
+    WindowKind,
+    WinMethod,
+)
 from mahjong_env.rules.base import RuleSet, TurnStart
-from mahjong_env.tiles import format_tiles, tile_name
+from mahjong_env.tiles import format_tiles
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
-__all__ = ["Game", "Window"]
+__all__ = ["Game", "Window", "Candidate", "Claim", "HandRecord", "illegal_action_message"]
 
-_CHOW_OFFSETS = {A.CHOW_LOW: (1, 2), A.CHOW_MID: (-1, 1), A.CHOW_HIGH: (-2, -1)}
 _SPECIAL_BY_ACTION = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
 _DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
+_ON_DISCARD = WindowKind.DISCARD  # module constants: an enum member read per window is not free
+_ON_ADDED_KONG = WindowKind.ADDED_KONG
+
+Task = Callable[[], bool]
+"""Pending engine work: returns True when it handed a decision to a player."""
+
+
+def illegal_action_message(action: int, who: str, legal: list[int]) -> str:
+    """``illegal action 'pong' for player_2; legal actions: discard 1m, ...``: the one wording of
+    a rejected action (the engine, the AEC and the vector envs)."""
+    shown = repr(A.action_name(action)) if 0 <= action < A.NUM_ACTIONS else repr(action)
+    return f"illegal action {shown} for {who}; legal actions: {', '.join(A.action_name(a) for a in legal)}"
+
+
+class Candidate(NamedTuple):
+    """A player with a claim in a window, waiting to be asked (R6 polling order)."""
+
+    rank: int
+    """Its best claim's rank."""
+    distance: int
+    """Seats after the source in turn order (1 = next)."""
+    seat: int
+    options: list[int]
+    """Its claims, pass not included."""
+
+
+class Claim(NamedTuple):
+    """The best claim made so far in a window; compares by ``(rank, -distance)``."""
+
+    rank: int
+    neg_distance: int
+    seat: int
+    action: int
 
 
 class Window:
@@ -35,14 +83,25 @@ class Window:
 
     __slots__ = ("kind", "tile", "source", "queue", "best", "options", "win_offered")
 
-    def __init__(self, kind: str, tile: int, source: int) -> None:
-        self.kind = kind  # "discard" | "added_kong" | "special_add"
+    def __init__(self, kind: WindowKind, tile: int, source: int) -> None:
+        self.kind = kind
         self.tile = tile
         self.source = source
-        self.queue: list[tuple[int, int, int, list[int]]] = []  # (rank, distance, seat, options)
-        self.best: tuple[int, int, int, int] | None = None  # (rank, -distance, seat, action)
+        self.queue: list[Candidate] = []
+        self.best: Claim | None = None
         self.options: list[int] = []
         self.win_offered = False
+
+
+class HandRecord(TypedDict):
+    """One hand of a game record (API.md "Game records")."""
+
+    dealer: int
+    hands: list[str]
+    wall: str
+    dice: list[int]
+    actions: list[list[int | str]]
+    result: HandResult | None
 
 
 class Game:
@@ -51,14 +110,63 @@ class Game:
     def __init__(self, rules: RuleSet, num_hands: int = 1) -> None:
         self.rules = rules
         self.num_hands = num_hands
-        self.scores = [0.0] * 4
-        self.silver = [0.0] * 4
         self.hand_index = 0
         self.dealer = 0
         self.seed = 0
         self.over = True
-        self.rewards = [0.0] * 4
-        self.hand_records: list[dict[str, Any]] = []
+        self.ledger = Ledger()
+        self.hand_records: list[HandRecord] = []
+        # the current hand (start_hand deals it)
+        self.seats: list[SeatState] = []
+        self.wall = Wall([])
+        self.dice = Dice(0, 0)
+        self.phase = Phase.OVER
+        self.actor = 0
+        self.context = Context.DEAL
+        self.window: Window | None = None
+        self.tasks: deque[Task] = deque()
+        self.history: list[Discard] = []
+        self.last_discard: tuple[int, int] | None = None
+        self.ready_pending: int | None = None
+        self.bao: int | None = None  # the bao's tile kind while an indicator is set aside (C8)
+        self.bao_rolls = 0
+        self.bao_rolled = False
+        self.bao_roll_due: int | None = None  # C14 bao_roll_at_next_turn: the declarer still to roll
+        self.result: HandResult | None = None
+        self.log: list[list[int | str]] = []
+        self._legal: list[int] | None = None
+
+    # ------------------------------------------------------------------ the ledger's totals
+
+    @property
+    def scores(self) -> list[float]:
+        """Each seat's points in the match so far."""
+        return self.ledger.scores
+
+    @property
+    def silver(self) -> list[float]:
+        """Each seat's silver (X7)."""
+        return self.ledger.silver
+
+    @property
+    def rewards(self) -> list[float]:
+        """Each seat's points change in the last step (R12)."""
+        return self.ledger.rewards
+
+    @property
+    def base(self) -> float:
+        """Silver per point in this hand (X7)."""
+        return self.ledger.base
+
+    @property
+    def payments(self) -> list[PaymentRecord]:
+        """The payments of this hand so far, in order."""
+        return self.ledger.payments
+
+    @property
+    def kong_ledger(self) -> list[KongPayment]:
+        """The kong payments of this hand (X8 refunds them on a drawn hand)."""
+        return self.ledger.kong_payments
 
     # ------------------------------------------------------------------ match and hand start
 
@@ -66,8 +174,7 @@ class Game:
         self.seed = seed
         self.dealer = dealer
         self.hand_index = 0
-        self.scores = [0.0] * 4
-        self.silver = [float(x) for x in silver]
+        self.ledger.start_match(silver)
         self.hand_records = []
         self.over = False
 
@@ -79,20 +186,18 @@ class Game:
         self.phase = Phase.TURN
         self.actor = self.dealer
         self.context = Context.DEAL
-        self.window: Window | None = None
-        self.tasks: deque[tuple] = deque()
-        self.history: list[list[int]] = []  # [seat, tile, claimed, ready] per discard, in order
-        self.last_discard: tuple[int, int] | None = None
-        self.ready_pending: int | None = None
-        self.bao: int | None = None  # the bao's tile kind while an indicator is set aside (C8)
+        self.window = None
+        self.tasks = deque()
+        self.history = []
+        self.last_discard = None
+        self.ready_pending = None
+        self.bao = None
         self.bao_rolls = 0
         self.bao_rolled = False
-        self.bao_roll_due: int | None = None  # C14 bao_roll_at_next_turn: the declarer still to roll
-        self.payments: list[dict[str, Any]] = []
-        self.kong_ledger: list[tuple[int, int, float]] = []
-        self.result: dict[str, Any] | None = None
-        self.base = self.rules.hand_base(self)
-        self.log: list[list[Any]] = []
+        self.bao_roll_due = None
+        self.result = None
+        self.ledger.start_hand(self.rules.hand_base(self))
+        self.log = []
         self.hand_records.append(
             {
                 "dealer": self.dealer,
@@ -103,8 +208,7 @@ class Game:
                 "result": None,
             }
         )
-        self._legal: list[int] | None = None
-        self.rewards = [0.0] * 4
+        self._legal = None
         self.seats[self.dealer].drawn = None
         self._decide(Phase.TURN, self.dealer)
 
@@ -195,16 +299,14 @@ class Game:
 
     # ------------------------------------------------------------------ stepping
 
-    def step(self, action: int) -> list[float]:
-        """Apply the mover's action; returns each seat's points change for this step (R12)."""
+    def step(self, action: int) -> None:
+        """Apply the mover's action; ``rewards`` then holds each seat's points change (R12)."""
         legal = self.legal_actions()
         if action not in legal:
-            names = ", ".join(A.action_name(a) for a in legal)
             raise ValueError(
-                f"illegal action {A.action_name(action)!r} for player_{self.actor} in phase "
-                f"{PHASE_NAMES[self.phase]}; legal actions: {names}"
+                illegal_action_message(action, f"player_{self.actor}", legal) + f" (phase {PHASE_NAMES[self.phase]})"
             )
-        self.rewards = [0.0] * 4
+        self.ledger.rewards = [0.0] * 4
         seat = self.actor
         self.log.append([seat, A.action_name(action)])
         self._legal = None
@@ -218,14 +320,13 @@ class Game:
                 self._view_bao(seat)
         elif phase == Phase.DUIBAO:
             if action == A.WIN:
-                self._win(seat, "bao_match", self.bao, None)
+                self._win(seat, WinMethod.BAO_MATCH, self.bao, None)
             else:
                 self.seats[seat].duibao_passed = True
         elif phase == Phase.FENZHANG:
             if action == A.WIN:
                 self._win(seat, self.rules.fenzhang_method(self, seat), self.seats[seat].drawn, None)
         self._run()
-        return self.rewards
 
     def penalize(self, seat: int, action: int | None = None) -> None:
         """API.md ``illegal_action="penalize"``: the offender pays 1 point to each other seat.
@@ -233,11 +334,11 @@ class Game:
         The record logs ``[seat, "illegal <action>"]`` so that `replay` can reproduce it."""
         shown = A.action_name(action) if action is not None and 0 <= action < A.NUM_ACTIONS else str(action)
         self.log.append([seat, f"illegal {shown}"])
-        self.rewards = [0.0] * 4
+        self.ledger.rewards = [0.0] * 4
         for other in range(4):
             if other != seat:
-                self._pay(seat, other, 1.0, "illegal")
-        self._end_hand("illegal", None, None, None, [], 0, None)
+                self.ledger.pay(seat, other, 1.0, "illegal")
+        self._end_hand(Outcome.ILLEGAL, None, None, None, [], 0, None)
         self.over = True
 
     def _turn_step(self, seat: int, action: int) -> None:
@@ -254,13 +355,13 @@ class Game:
             self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
         elif action < A.SPECIAL_ADD:
             tile = action - A.ADDED_KONG
-            self._open_window("added_kong", tile, seat)
+            self._open_window(WindowKind.ADDED_KONG, tile, seat)
         elif action < A.CHOW_LOW:
             tile = action - A.SPECIAL_ADD
             if st.first_turn:
                 self._special_add_stands(seat, tile)
             else:
-                self._open_window("special_add", tile, seat)
+                self._open_window(WindowKind.SPECIAL_ADD, tile, seat)
         else:
             self._declare_special(seat, _SPECIAL_BY_ACTION[action])
 
@@ -270,36 +371,37 @@ class Game:
         st.river.append(tile)
         st.drawn = None
         st.first_turn = False
-        self.history.append([seat, tile, 0, int(ready)])
+        self.history.append(Discard(seat, tile, False, ready))
         self.last_discard = (seat, tile)
         if ready:
             st.ready = True
             st.ready_waits = self.rules.winning_mask(self, seat, st.counts)
             self.ready_pending = seat
-        self._open_window("discard", tile, seat)
+        self._open_window(_ON_DISCARD, tile, seat)
 
     # ------------------------------------------------------------------ claim windows (R6)
 
-    def _open_window(self, kind: str, tile: int, source: int) -> None:
-        """Open a claim window on a discard (``kind="discard"``) or a robbing window on a kong
-        addition, listing every other player that has a claim other than pass (R6, R7)."""
+    def _open_window(self, kind: WindowKind, tile: int, source: int) -> None:
+        """Open a claim window on a discard or a robbing window on a kong addition, listing
+        every other player that has a claim other than pass (R6, R7)."""
         rules = self.rules
         window = Window(kind, tile, source)
+        on_discard = kind is _ON_DISCARD
         for distance in (1, 2, 3):
             seat = (source + distance) % 4
-            if kind == "discard":
+            if on_discard:
                 options = rules.claim_options(self, seat, tile, source, distance)
             else:
                 options = rules.rob_options(self, seat, tile, source, kind)
             if options:
                 rank = max(rules.claim_rank(a) for a in options)
-                window.queue.append((rank, distance, seat, options))
-        if kind != "discard":
+                window.queue.append(Candidate(rank, distance, seat, options))
+        if not on_discard:
             self.seats[source].drawn = None
         self._start_window(window)
 
     def _start_window(self, window: Window) -> None:
-        window.queue.sort(key=lambda c: (-c[0], c[1]))
+        window.queue.sort(key=lambda c: (-c.rank, c.distance))
         self.window = window
         self._poll_window()
 
@@ -314,10 +416,10 @@ class Game:
             window.queue.pop(0)
             window.options = sorted(options + [A.PASS])
             window.win_offered = A.WIN in options
-            self._decide(Phase.ROB if window.kind != "discard" else Phase.CLAIM, seat)
+            self._decide(Phase.CLAIM if window.kind is _ON_DISCARD else Phase.ROB, seat)
             return
         window.queue.clear()
-        self.tasks.appendleft(("close_window",))
+        self.tasks.appendleft(self._task_close_window)
 
     def _window_step(self, seat: int, action: int) -> None:
         window = self.window
@@ -326,7 +428,7 @@ class Game:
             self.rules.win_passed(self, seat, window.tile, window.kind, window.source)  # R8 过手胡
         if action != A.PASS:
             distance = (seat - window.source) % 4
-            candidate = (self.rules.claim_rank(action), -distance, seat, action)
+            candidate = Claim(self.rules.claim_rank(action), -distance, seat, action)
             if window.best is None or candidate[:2] > window.best[:2]:
                 window.best = candidate
         self._poll_window()
@@ -337,32 +439,32 @@ class Game:
         self.window = None
         best = window.best
         tile, source = window.tile, window.source
-        if best is not None and best[3] == A.WIN:
-            method = "discard" if window.kind == "discard" else "rob_kong"
-            self._win(best[2], method, tile, source)
+        if best is not None and best.action == A.WIN:
+            method = WinMethod.DISCARD if window.kind is _ON_DISCARD else WinMethod.ROB_KONG
+            self._win(best.seat, method, tile, source)
             return
-        follow: list[tuple] = []
-        if window.kind == "discard":
+        follow: list[Task] = []
+        if window.kind is _ON_DISCARD:
             if best is None:
-                follow.append(("turn_start", (source + 1) % 4))
+                follow.append(partial(self._task_turn_start, (source + 1) % 4))
             else:
-                self.history[-1][2] = 1
+                self.history[-1] = self.history[-1]._replace(claimed=True)
                 self.seats[source].river.pop()
-                follow.extend(self._take_discard(best[2], best[3], tile, source))
+                follow.extend(self._take_discard(best.seat, best.action, tile, source))
         elif best is None:
-            if window.kind == "added_kong":
+            if window.kind is _ON_ADDED_KONG:
                 self._added_kong_stands(source, tile)
             else:
                 self._special_add_stands(source, tile)
             return
         else:  # 抢叉: the addition is robbed by a pong, as if the tile were discarded (C6)
             self.seats[source].counts[tile] -= 1
-            self.history.append([source, tile, 1, 0])
+            self.history.append(Discard(source, tile, True, False))
             self.last_discard = (source, tile)
-            follow.extend(self._take_discard(best[2], best[3], tile, source))
+            follow.extend(self._take_discard(best.seat, best.action, tile, source))
         self._after_window(follow)
 
-    def _take_discard(self, seat: int, action: int, tile: int, source: int) -> list[tuple]:
+    def _take_discard(self, seat: int, action: int, tile: int, source: int) -> list[Task]:
         """Move the claimed tile into the claimer's meld; returns the tasks that follow."""
         st = self.seats[seat]
         counts = st.counts
@@ -373,25 +475,25 @@ class Game:
         if action == A.PONG:
             counts[tile] -= 2
             st.melds.append(Meld("pong", [tile] * 3, tile, source))
-            return [("turn", seat, Context.CLAIM)]
+            return [partial(self._task_turn, seat, Context.CLAIM)]
         if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
             counts[tile] -= 3
             self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
             return []  # its replacement draw is queued, after the bao tasks of this window
-        low, high = _CHOW_OFFSETS[action]
+        low, high = A.CHOW_OFFSETS[action]
         counts[tile + low] -= 1
         counts[tile + high] -= 1
         tiles = sorted((tile, tile + low, tile + high))
         st.melds.append(Meld("chow", tiles, tiles[0], source))
-        return [("turn", seat, Context.CLAIM)]
+        return [partial(self._task_turn, seat, Context.CLAIM)]
 
-    def _after_window(self, follow: list[tuple]) -> None:
+    def _after_window(self, follow: list[Task]) -> None:
         """Bao roll and 换宝 (C8) when a window closes, the declarer's view, then play on."""
-        pre: list[tuple] = []
+        pre: list[Task] = []
         if self.rules.uses_bao:
-            pre.append(("bao_checks", self.ready_pending))
+            pre.append(partial(self._task_bao_checks, self.ready_pending))
             if self.ready_pending is not None:
-                pre.append(("view", self.ready_pending))
+                pre.append(partial(self._task_view, self.ready_pending))
         self.ready_pending = None
         self.tasks.extendleft(reversed(pre + follow))
 
@@ -404,7 +506,7 @@ class Game:
         st.kongs_made += 1
         self._pay_kong(seat, meld.kind, meld.tile, source)
         self.rules.after_kong(self, seat)
-        self.tasks.appendleft(("replacement", seat))
+        self.tasks.appendleft(partial(self._task_replacement, seat))
 
     def _added_kong_stands(self, seat: int, tile: int) -> None:
         st = self.seats[seat]
@@ -428,7 +530,7 @@ class Game:
         self._pay_kong(seat, kind, tiles[0], None)
         if len(tiles) == 4:
             st.drawn = None
-            self.tasks.appendleft(("replacement", seat))
+            self.tasks.appendleft(partial(self._task_replacement, seat))
         elif st.drawn is not None and not st.counts[st.drawn]:
             st.drawn = None
 
@@ -440,20 +542,18 @@ class Game:
         meld.tiles.append(tile)
         self._pay_kong(seat, "special_add", tile, None)
         self.rules.after_kong(self, seat)
-        self.tasks.appendleft(("replacement", seat))
+        self.tasks.appendleft(partial(self._task_replacement, seat))
 
     def _pay_kong(self, seat: int, kind: str, tile: int, source: int | None) -> None:
         for payer, points in self.rules.kong_payments(self, seat, kind, tile, source):
-            self._pay(payer, seat, points, "kong")
-            self.kong_ledger.append((payer, seat, points))
+            self.ledger.pay_kong(payer, seat, points)
 
     # ------------------------------------------------------------------ task queue
 
     def _run(self) -> None:
         tasks = self.tasks
         while tasks and self.phase != Phase.OVER:
-            task = tasks.popleft()
-            if getattr(self, "_task_" + task[0])(*task[1:]):
+            if tasks.popleft()():
                 return
         if self.phase == Phase.OVER:
             tasks.clear()
@@ -483,9 +583,9 @@ class Game:
         if self.bao_roll_due == seat:  # C14 bao_roll_at_next_turn: before the draw
             self._roll_due_bao()
         if verdict == TurnStart.FENZHANG:
-            self.tasks.appendleft(("fenzhang", seat, self.rules.fenzhang_draws(self)))
+            self.tasks.appendleft(partial(self._task_fenzhang, seat, self.rules.fenzhang_draws(self)))
             return False
-        self.tasks.appendleft(("draw", seat))
+        self.tasks.appendleft(partial(self._task_draw, seat))
         return self._task_view(seat)
 
     def _task_draw(self, seat: int) -> bool:
@@ -508,7 +608,7 @@ class Game:
             return True
         st = self.seats[seat]
         self._receive(st, self.wall.draw_head())
-        self.tasks.appendleft(("fenzhang", (seat + 1) % 4, left - 1))
+        self.tasks.appendleft(partial(self._task_fenzhang, (seat + 1) % 4, left - 1))
         if self.rules.fenzhang_win(self, seat):
             return self._decide(Phase.FENZHANG, seat)
         return False
@@ -525,7 +625,7 @@ class Game:
         st = self.seats[seat]
         st.bao_seen = True
         if not st.duibao_passed and self.rules.duibao_possible(self, seat):
-            self.tasks.appendleft(("duibao", seat))
+            self.tasks.appendleft(partial(self._task_duibao, seat))
 
     def _task_duibao(self, seat: int) -> bool:
         return self._decide(Phase.DUIBAO, seat)
@@ -563,69 +663,38 @@ class Game:
             self.wall.put_back()
         self.bao = None
 
-    # ------------------------------------------------------------------ hand end and ledger
+    # ------------------------------------------------------------------ hand end
 
-    def _pay(self, payer: int, payee: int, points: float, reason: str) -> None:
-        if points == 0:
-            return
-        self.payments.append({"from": payer, "to": payee, "points": points, "reason": reason})
-        self.rewards[payer] -= points
-        self.rewards[payee] += points
-        self.scores[payer] -= points
-        self.scores[payee] += points
-        money = points * self.base
-        self.silver[payer] -= money
-        self.silver[payee] += money
-
-    def _win(self, seat: int, method: str, tile: int | None, payer: int | None) -> None:
+    def _win(self, seat: int, method: WinMethod, tile: int | None, payer: int | None) -> None:
         settlement = self.rules.settle(self, seat, method, tile, payer)
         for owed in settlement.owed:
-            self._pay(owed.payer, seat, owed.points, owed.reason)
-        fans = [[f.name, f.fan] for f in settlement.fans]
+            self.ledger.pay(owed.payer, seat, owed.points, owed.reason)
+        fans: list[list[str | int]] = [[f.name, f.fan] for f in settlement.fans]
         payer_fans = None if settlement.payer_fans is None else list(settlement.payer_fans)
-        self._end_hand("win", seat, method, tile, fans, settlement.total_fan, payer_fans)
+        self._end_hand(Outcome.WIN, seat, method, tile, fans, settlement.total_fan, payer_fans)
 
     def _drawn_hand(self) -> None:
         for payer, payee, points in self.rules.drawn_hand_refunds(self):
-            self._pay(payee, payer, points, "kong_refund")
-        self._end_hand("draw", None, None, None, [], 0, None)
+            self.ledger.pay(payee, payer, points, "kong_refund")
+        self._end_hand(Outcome.DRAW, None, None, None, [], 0, None)
 
     def _end_hand(
         self,
-        outcome: str,
+        outcome: Outcome,
         winner: int | None,
-        method: str | None,
+        method: WinMethod | None,
         tile: int | None,
-        fans: list[list[Any]],
+        fans: list[list[str | int]],
         total_fan: int,
         payer_fans: list[int | None] | None,
     ) -> None:
-        deltas = [0.0] * 4
-        kong_deltas = [0.0] * 4
-        for p in self.payments:
-            target = kong_deltas if p["reason"] in ("kong", "kong_refund") else deltas
-            target[p["from"]] -= p["points"]
-            target[p["to"]] += p["points"]
         self.phase = Phase.OVER
         self.window = None
-        result: dict[str, Any] = {
-            "outcome": outcome,
-            "winner": winner,
-            "method": method,
-            "tile": tile_name(tile) if tile is not None else None,
-            "fans": fans,
-            "total_fan": total_fan,
-            "deltas": deltas,
-            "kong_deltas": kong_deltas,
-            "payments": list(self.payments),
-            "dealer": self.dealer,
-        }
-        if payer_fans is not None:
-            result["payer_fans"] = payer_fans
+        result = hand_result(self.ledger, outcome, winner, method, tile, fans, total_fan, payer_fans, self.dealer)
         self.result = result
         result["next_dealer"] = self.next_hand_dealer()
         self.hand_records[-1]["result"] = result
-        if outcome == "illegal" or self.hand_index + 1 >= self.num_hands:
+        if outcome is Outcome.ILLEGAL or self.hand_index + 1 >= self.num_hands:
             self.over = True
 
     def advance_hand(self) -> None:
@@ -636,7 +705,7 @@ class Game:
         hands, wall = shuffled_deal(self.seed, self.hand_index, self.dealer)
         self.start_hand(hands, wall)
 
-    def match_record(self, variant: str, config: dict[str, Any]) -> dict[str, Any]:
+    def match_record(self, variant: str, config: Mapping[str, object]) -> dict[str, object]:
         """JSON-serialisable record of the match so far (API.md "Game records")."""
         hands = []
         for entry in self.hand_records:

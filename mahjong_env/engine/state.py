@@ -1,16 +1,33 @@
-"""Table state shared by every rule set: phases, melds, per-seat state (RULES.md R5–R8).
+"""Table state shared by every rule set: phases, melds, per-seat state, the discard history and
+the engine's named kinds (RULES.md R5–R8).
 
 Hands are 34-length count lists (fast scalar updates); melds keep their tiles for display,
-scoring and the C5 special groups.
+scoring and the C5 special groups. The string-valued enums (`WindowKind`, `WinMethod`,
+`Outcome`) are plain strings to every reader (``==``, dict keys, JSON), so records and views
+show their values.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import Enum, IntEnum
+from typing import NamedTuple
 
 from mahjong_env import hand
 
-__all__ = ["Phase", "Context", "Meld", "SeatState", "MELD_KINDS", "SPECIAL_KINDS"]
+__all__ = [
+    "Phase",
+    "PHASE_NAMES",
+    "Context",
+    "WindowKind",
+    "WinMethod",
+    "CLAIM_METHODS",
+    "Outcome",
+    "Discard",
+    "Meld",
+    "SeatState",
+    "MELD_KINDS",
+    "SPECIAL_KINDS",
+]
 
 
 class Phase(IntEnum):
@@ -35,6 +52,58 @@ class Context(IntEnum):
     DRAW = 1  # ordinary draw from the head
     REPLACEMENT = 2  # replacement draw after one's own kong (杠后补牌)
     CLAIM = 3  # a chow or pong: discard or ready only
+
+
+class _StrEnum(str, Enum):
+    """A str-valued enum whose members format and print as their values."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class WindowKind(_StrEnum):
+    """What a claim or robbing window is opened on (R6, R7; ``view()["claim"]["kind"]``)."""
+
+    DISCARD = "discard"
+    ADDED_KONG = "added_kong"  # 加杠: robbing window (抢杠)
+    SPECIAL_ADD = "special_add"  # C6 addition to a special group: 抢胡 / 抢叉
+
+
+class WinMethod(_StrEnum):
+    """How a hand was won (result ``method``, R10)."""
+
+    SELF_DRAW = "self_draw"  # 自摸
+    KONG_BLOOM = "kong_bloom"  # 杠上开花 (X3)
+    DISCARD = "discard"  # 点炮
+    ROB_KONG = "rob_kong"  # 抢杠
+    BAO_DRAW = "bao_draw"  # 摸宝 (C8)
+    BAO_MATCH = "bao_match"  # 对宝 (C8)
+
+
+CLAIM_METHODS = (WinMethod.DISCARD, WinMethod.ROB_KONG)
+"""Win methods on another player's tile (a discard or a robbed kong)."""
+
+
+class Outcome(_StrEnum):
+    """How a hand ended (result ``outcome``)."""
+
+    WIN = "win"
+    DRAW = "draw"  # 荒庄
+    ILLEGAL = "illegal"  # API.md illegal_action="penalize"
+
+
+class Discard(NamedTuple):
+    """One discard of the hand, in order: ``history`` entries, read by views and encoders."""
+
+    seat: int
+    tile: int
+    claimed: bool
+    """Taken by a chow, pong or kong (or a 抢叉 on an addition, recorded as a discard)."""
+    ready: bool
+    """Discarded with a ready declaration (R8)."""
 
 
 MELD_KINDS = (

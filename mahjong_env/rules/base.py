@@ -18,7 +18,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from mahjong_env import hand
-from mahjong_env.engine.state import Meld, SeatState
+from mahjong_env.engine.state import Meld, SeatState, WindowKind, WinMethod
 
 if TYPE_CHECKING:
     from mahjong_env.engine.game import Game
@@ -249,7 +249,7 @@ class RuleSet:
         they are); ``counts`` is not changed."""
         raise NotImplementedError
 
-    def self_win(self, game: Game, seat: int) -> str | None:
+    def self_win(self, game: Game, seat: int) -> WinMethod | None:
         """The win method if ``seat`` may win on its own 3n+2 hand now, else None."""
         raise NotImplementedError
 
@@ -270,17 +270,21 @@ class RuleSet:
         (`winning_mask` not empty) and `keeps_ready` holds."""
         st = game.seats[seat]
         melds = st.melds
-        scratch = list(st.counts)
-        standard = hand.ready_discards(scratch)
+        counts = st.counts
+        standard = hand.ready_discards(counts)
         candidates = standard
-        if self.allows_seven_pairs and not melds and sum(c >> 1 for c in scratch) >= 6:
-            candidates |= sum(1 << t for t in range(34) if scratch[t])
+        # seven pairs: six pairs held (a 4 of a kind is two), any held kind may be the discard
+        if not melds and counts.count(2) + counts.count(3) + 2 * counts.count(4) >= 6 and self.allows_seven_pairs:
+            candidates |= sum(1 << t for t in range(34) if counts[t])
         out = standard if self.closed_waits_win and not melds else 0
-        for t in bits(candidates & ~out):
-            scratch[t] -= 1
-            if self.keeps_ready(game, seat, scratch):
-                out |= 1 << t
-            scratch[t] += 1
+        unchecked = candidates & ~out
+        if unchecked:
+            scratch = list(counts)
+            for t in bits(unchecked):
+                scratch[t] -= 1
+                if self.keeps_ready(game, seat, scratch):
+                    out |= 1 << t
+                scratch[t] += 1
         return out
 
     def keeps_ready(self, game: Game, seat: int, counts: list[int]) -> bool:
@@ -332,12 +336,12 @@ class RuleSet:
         is 1 for the next player."""
         raise NotImplementedError
 
-    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: WindowKind) -> list[int]:
         """The claims (not pass) ``seat`` has on ``konger``'s addition of ``tile`` (``kind``
-        ``"added_kong"`` or ``"special_add"``): a robbing win, C6 抢叉."""
+        `WindowKind.ADDED_KONG` or `WindowKind.SPECIAL_ADD`): a robbing win, C6 抢叉."""
         raise NotImplementedError
 
-    def win_passed(self, game: Game, seat: int, tile: int, kind: str, source: int) -> None:
+    def win_passed(self, game: Game, seat: int, tile: int, kind: WindowKind, source: int) -> None:
         """Hook: ``seat`` was offered a win on ``source``'s ``tile`` and did something else;
         records the R8 过手胡 lock on ``seat``."""
         game.seats[seat].passed_wins |= 1 << tile
@@ -356,9 +360,9 @@ class RuleSet:
         """Whether ``seat`` may win on its last-round draw (it is asked only then)."""
         return False
 
-    def fenzhang_method(self, game: Game, seat: int) -> str:
+    def fenzhang_method(self, game: Game, seat: int) -> WinMethod:
         """The win method of a win on a last-round draw."""
-        return "self_draw"
+        return WinMethod.SELF_DRAW
 
     # --- the bao (C8)
 
@@ -376,7 +380,7 @@ class RuleSet:
 
     # --- hand end (R10, R12)
 
-    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
+    def settle(self, game: Game, winner: int, method: WinMethod, tile: int | None, payer: int | None) -> Settlement:
         """How ``winner``'s win by ``method`` on ``tile`` scores and who pays; ``payer`` is the
         discarder or robbed konger of a claim win."""
         raise NotImplementedError

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import Context, Meld, SeatState
+from mahjong_env.engine.state import CLAIM_METHODS, Context, Meld, SeatState, WindowKind, WinMethod
 from mahjong_env.rules.base import DEFAULT_PROFILE, Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart, bits
 from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, rank_of
 
@@ -65,7 +65,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "duibao_fan": 1,
     },
 }
-_SELF_DRAWN = ("self_draw", "bao_draw", "bao_match")
+_SELF_DRAWN = (WinMethod.SELF_DRAW, WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
+_BAO_WINS = (WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +233,7 @@ class ChangchunRules(RuleSet):
             return False
         return not (tile is not None and self.config.passed_win_lock and self.passed(st, tile))
 
-    def self_win(self, game: Game, seat: int) -> str | None:
+    def self_win(self, game: Game, seat: int) -> WinMethod | None:
         st = game.seats[seat]
         if not self._may_win(st, None):
             return None
@@ -241,10 +242,10 @@ class ChangchunRules(RuleSet):
             before = list(st.counts)
             before[drawn] -= 1
             if self._waits(st.melds, before):
-                return "bao_draw"
-        return "self_draw" if self.readings(st.melds, st.counts) else None
+                return WinMethod.BAO_DRAW
+        return WinMethod.SELF_DRAW if self.readings(st.melds, st.counts) else None
 
-    def _wins_with(self, game: Game, seat: int, tile: int, method: str, source: int) -> bool:
+    def _wins_with(self, game: Game, seat: int, tile: int, method: WinMethod, source: int) -> bool:
         """Whether ``seat`` may win by a claim on ``source``'s ``tile`` (a discard or a robbed kong)."""
         st = game.seats[seat]
         if not st.shape_waits() >> tile & 1 or not self._may_win(st, tile):
@@ -256,16 +257,16 @@ class ChangchunRules(RuleSet):
             ok = self._discarder_fan(game, seat, method, tile, source) > st.passed_fan
         return ok
 
-    def _discarder_fan(self, game: Game, seat: int, method: str, tile: int, source: int) -> int:
+    def _discarder_fan(self, game: Game, seat: int, method: WinMethod, tile: int, source: int) -> int:
         """The fan ``source`` would pay for ``seat``'s claim win on ``tile`` (C10, C11)."""
         settlement = self.settle(game, seat, method, tile, source)
         payer_fans = settlement.payer_fans
         return settlement.total_fan if payer_fans is None else int(payer_fans[source] or 0)
 
-    def win_passed(self, game: Game, seat: int, tile: int, kind: str, source: int) -> None:
+    def win_passed(self, game: Game, seat: int, tile: int, kind: WindowKind, source: int) -> None:
         super().win_passed(game, seat, tile, kind, source)
         if self.config.passed_win_lock_by_fan:
-            method = "discard" if kind == "discard" else "rob_kong"
+            method = WinMethod.DISCARD if kind is WindowKind.DISCARD else WinMethod.ROB_KONG
             st = game.seats[seat]
             st.passed_fan = max(st.passed_fan, self._discarder_fan(game, seat, method, tile, source))
 
@@ -282,7 +283,7 @@ class ChangchunRules(RuleSet):
         counts = st.counts
         n = counts[tile]
         options = []
-        if self._wins_with(game, seat, tile, "discard", source):
+        if self._wins_with(game, seat, tile, WinMethod.DISCARD, source):
             options.append(A.WIN)
         if st.ready:
             if n == 3 and self.wall_allows_kong(game) and self._same_waits(st, tile, 3):
@@ -292,18 +293,19 @@ class ChangchunRules(RuleSet):
             options.append(A.PONG)
         if n == 3 and self.wall_allows_kong(game) and not self._single_left(st, 3, 1):
             options.append(A.KONG)
-        if distance == 1 and not self._single_left(st, 2, 0, True):  # C3
+        if distance == 1 and tile < 27 and not self._single_left(st, 2, 0, True):  # C3
             options.extend(A.chow_actions(counts, tile))
         return options
 
-    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: WindowKind) -> list[int]:
         st = game.seats[seat]
         options = []
-        if (kind == "special_add" or self.config.rob_added_kong) and self._wins_with(
-            game, seat, tile, "rob_kong", konger
+        special_add = kind is WindowKind.SPECIAL_ADD
+        if (special_add or self.config.rob_added_kong) and self._wins_with(
+            game, seat, tile, WinMethod.ROB_KONG, konger
         ):
             options.append(A.WIN)  # 抢胡 / 抢杠
-        if kind == "special_add" and not st.ready and st.counts[tile] >= 2 and not self._single_left(st, 2, 0):
+        if special_add and not st.ready and st.counts[tile] >= 2 and not self._single_left(st, 2, 0):
             options.append(A.PONG)  # 抢叉
         return options
 
@@ -332,7 +334,7 @@ class ChangchunRules(RuleSet):
     def fenzhang_win(self, game: Game, seat: int) -> bool:
         return self.self_win(game, seat) is not None  # C14: a self-draw, the bao included
 
-    def fenzhang_method(self, game: Game, seat: int) -> str:
+    def fenzhang_method(self, game: Game, seat: int) -> WinMethod:
         method = self.self_win(game, seat)
         assert method is not None
         return method
@@ -432,8 +434,8 @@ class ChangchunRules(RuleSet):
 
     def bao_exhausted(self, game: Game, kind: int) -> bool:
         if not self.config.bao_change_counts_melds:
-            return sum(1 for entry in game.history if entry[1] == kind) >= 3
-        seen = sum(1 for entry in game.history if entry[1] == kind and not entry[2])
+            return sum(1 for entry in game.history if entry.tile == kind) >= 3
+        seen = sum(1 for entry in game.history if entry.tile == kind and not entry.claimed)
         for st in game.seats:
             for meld in st.melds:
                 seen += meld.tiles.count(kind)
@@ -442,7 +444,7 @@ class ChangchunRules(RuleSet):
     # --- scoring (C10, C11)
 
     def _winner_fans(
-        self, game: Game, seat: int, counts: list[int], tile: int, method: str, single_wait: bool
+        self, game: Game, seat: int, counts: list[int], tile: int, method: WinMethod, single_wait: bool
     ) -> list[Fan]:
         """The best fan list (without payer-specific fans) over the hand's valid readings."""
         melds = game.seats[seat].melds
@@ -451,9 +453,9 @@ class ChangchunRules(RuleSet):
         common = [Fan("pinghu", 1)]
         if method in _SELF_DRAWN:
             common.append(Fan("zimo", 1))
-        if method in ("bao_draw", "bao_match"):
+        if method in _BAO_WINS:
             common.append(Fan("mobao", self.config.mobao_fan))
-        if method == "bao_match":
+        if method is WinMethod.BAO_MATCH:
             common.append(Fan("duibao", self.config.duibao_fan))
         if seat == game.dealer:
             common.append(Fan("zhuanghu", 1))
@@ -475,15 +477,15 @@ class ChangchunRules(RuleSet):
                 best, best_total = fans, total
         return best
 
-    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
+    def settle(self, game: Game, winner: int, method: WinMethod, tile: int | None, payer: int | None) -> Settlement:
         cfg = self.config
         st = game.seats[winner]
         counts = list(st.counts)
-        if method in ("discard", "rob_kong"):
+        if method in CLAIM_METHODS:
             assert tile is not None
             hand13 = list(counts)
             counts[tile] += 1
-        elif method == "bao_match":
+        elif method is WinMethod.BAO_MATCH:
             hand13 = list(counts)
         else:
             assert st.drawn is not None
@@ -491,7 +493,7 @@ class ChangchunRules(RuleSet):
             hand13[st.drawn] -= 1
         waits = self._waits(st.melds, hand13)
         single_wait = waits & (waits - 1) == 0
-        if method == "bao_draw":  # the bao stands in for the winning tile that scores most
+        if method is WinMethod.BAO_DRAW:  # the bao stands in for the winning tile that scores most
             best: list[Fan] = []
             for w in bits(waits):
                 hand13[w] += 1
@@ -503,11 +505,11 @@ class ChangchunRules(RuleSet):
         else:
             win_tile = tile if tile is not None else st.drawn
             assert win_tile is not None
-            if method == "bao_match":
+            if method is WinMethod.BAO_MATCH:
                 counts[win_tile] += 1
             fans = self._winner_fans(game, winner, counts, win_tile, method, single_wait)
         base_fan = sum(f.fan for f in fans)
-        if method in ("discard", "rob_kong"):
+        if method in CLAIM_METHODS:
             assert payer is not None
             fans = fans + [Fan("dianpao", 1)]
             payers = [payer] + ([p for p in _others(winner) if p != payer] if cfg.discard_all_pay else [])
@@ -515,14 +517,13 @@ class ChangchunRules(RuleSet):
             payers = _others(winner)
         payer_fans: list[int | None] = [None] * 4
         owed: list[Owed] = []
-        reason = "discard" if method == "discard" else method
         for p in payers:
             fan = base_fan + (1 if p == payer else 0)
             if cfg.dealer_pays_extra and p == game.dealer:
                 fan += 1
             fan = min(fan, cfg.fan_cap)
             payer_fans[p] = fan
-            owed.append(Owed(p, float(2 ** (fan - 1)), reason))
+            owed.append(Owed(p, float(2 ** (fan - 1)), method))
         # C11: while the hand has no bao because its rolls ran out, a ready discarder is not covered
         no_bao_left = game.bao is None and game.bao_rolls >= cfg.max_bao_rolls
         if cfg.unready_discarder_pays_all and payer is not None:

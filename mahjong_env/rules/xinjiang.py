@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import Context, Meld, SeatState
+from mahjong_env.engine.state import CLAIM_METHODS, Context, Meld, SeatState, WindowKind, WinMethod
 from mahjong_env.rules.base import Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import suit_of
 
@@ -165,13 +165,13 @@ class XinjiangRules(RuleSet):
 
     # --- wins (X3, X4, X5)
 
-    def self_win(self, game: Game, seat: int) -> str | None:
+    def self_win(self, game: Game, seat: int) -> WinMethod | None:
         st = game.seats[seat]
         if st.xianggong or not self._complete(st.melds, st.counts):
             return None
         if game.context == Context.REPLACEMENT:
-            return "kong_bloom"
-        return "self_draw" if st.ready else None
+            return WinMethod.KONG_BLOOM
+        return WinMethod.SELF_DRAW if st.ready else None
 
     def forced_win(self, game: Game, seat: int) -> bool:
         """X5: a ready luxury-seven-pairs hand drawing its fourth copy must win with it."""
@@ -211,8 +211,8 @@ class XinjiangRules(RuleSet):
             options.append(A.KONG)
         return options
 
-    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: str) -> list[int]:
-        if kind != "added_kong":  # X3 Decision: only added kongs can be robbed
+    def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: WindowKind) -> list[int]:
+        if kind is not WindowKind.ADDED_KONG:  # X3 Decision: only added kongs can be robbed
             return []
         st = game.seats[seat]
         return [A.WIN] if self._can_win_on(st, tile, self.config.rob_requires_ready) else []
@@ -287,27 +287,27 @@ class XinjiangRules(RuleSet):
                 if PATTERNS[name](view):
                     fans.append(Fan(name, fan))
         pattern_fan = sum(f.fan for f in fans)
-        if method == "kong_bloom":
+        if method is WinMethod.KONG_BLOOM:
             fans.append(Fan("gangshang_kaihua", cfg.gangshang_fan))
         if kongs_made:
             fans.append(Fan("gang", cfg.kong_fan * kongs_made))
         return fans, pattern_fan
 
-    def settle(self, game: Game, winner: int, method: str, tile: int | None, payer: int | None) -> Settlement:
+    def settle(self, game: Game, winner: int, method: WinMethod, tile: int | None, payer: int | None) -> Settlement:
         cfg = self.config
         st = game.seats[winner]
         counts = list(st.counts)
-        if method in ("discard", "rob_kong"):
+        if method in CLAIM_METHODS:
             assert tile is not None
             counts[tile] += 1
         fans, pattern_fan = self.fans(st.melds, st.kongs_made, counts, tile, method)
         total = min(sum(f.fan for f in fans), cfg.fan_cap)
         points = float(2 ** (total - 1))
         losers = [(winner + d) % 4 for d in (1, 2, 3)]
-        if method == "rob_kong":  # X7: the robbed konger pays for all three
+        if method is WinMethod.ROB_KONG:  # X7: the robbed konger pays for all three
             assert payer is not None
             owed = [Owed(payer, 3 * points, "rob_kong")]
-        elif method == "discard":  # X9: 包三 for a big hand
+        elif method is WinMethod.DISCARD:  # X9: 包三 for a big hand
             assert payer is not None
             owed = [Owed(payer, (3 if pattern_fan >= 3 else 1) * points, "discard")]
         else:

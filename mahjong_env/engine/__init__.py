@@ -1,0 +1,12 @@
+"""The table engine every rule set shares (RULES.md R3–R12).
+
+This package owns the mechanics of play, never a variant's rules:
+
+- `state`: phases, turn contexts, melds, per-seat state, the discard history and the engine's
+  named kinds (window kinds, win methods, outcomes);
+- `game`: `Game`, one match: the deal, the turn cycle, claim and robbing windows (R6 polling),
+  kongs and replacement draws, the 分张 round, the bao mechanics (C8), hand end, dealer rotation;
+- `ledger`: the payments ledger (scores, silver, each hand's payments) and the hand result.
+
+Every variant question goes to the rule set (`mahjong_env.rules`).
+"""
