@@ -2,8 +2,10 @@
 
 An agent sees what one player may see (RULES.md R13): its observation dict
 (``{"observation", "action_mask"}``) and an ``info`` dict that carries its readable view of the
-table under ``"view"`` (API.md ``view(agent)``) and the variant name under ``"variant"``.
-Never the env object, never ``state()``.
+table under ``"view"`` (API.md ``view(agent)``), the variant name under ``"variant"`` and the
+rule fields under ``"config"``. Never the env object, never ``state()``. The tournament holds
+its entrants to this: every agent gets copies, and an entrant that is not this package's own
+code plays in its own process, which receives only these two dicts (`agents.sandbox`).
 """
 
 from __future__ import annotations

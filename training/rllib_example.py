@@ -33,6 +33,7 @@ for _name in _THREAD_VARIABLES:  # before numpy, torch or ray load their thread 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -146,12 +147,14 @@ def train(
     results = []
     try:
         for i in range(iterations):
+            started = time.perf_counter()
             result = algo.train()
             results.append(result)
             runners = result.get("env_runners", {})
             print(
                 f"iteration {i + 1}: env steps {runners.get('num_env_steps_sampled_lifetime')}, "
-                f"learner return mean {learner_return(result):+.3f} points per hand vs the fixed opponent"
+                f"learner return mean {learner_return(result):+.3f} points per hand vs the fixed opponent "
+                f"({time.perf_counter() - started:.1f} s)"
             )
         if checkpoint is not None:
             path = Path(checkpoint).resolve()
