@@ -23,7 +23,7 @@ always masked out. ``T`` is a tile kind 0–33 (RULES.md R1).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from mahjong_env.tiles import TILE_NAMES, tile_index
 
@@ -52,6 +52,7 @@ __all__ = [
     "action_id",
     "action_name",
     "chow_actions",
+    "illegal_action_message",
 ]
 
 DISCARD = 0
@@ -127,6 +128,15 @@ def action_id(name: str) -> int:
         f"unknown action {name!r}: expected 'discard|ready|concealed_kong|added_kong|special_add T' "
         f"with T a tile like '5m', or one of {', '.join(_PLAIN_ACTIONS)}"
     )
+
+
+def illegal_action_message(action: int, who: str, legal: Iterable[int]) -> str:
+    """The one wording of a rejected action (engine, AEC, vector and worker envs):
+    ``"illegal action pong for player_2; legal actions: discard 1m, pass"``; an id out of range
+    is shown as it was given."""
+    shown = ACTION_NAMES[action] if 0 <= action < NUM_ACTIONS else repr(action)
+    names = ", ".join(ACTION_NAMES[a] for a in legal)
+    return f"illegal action {shown} for {who}; legal actions: {names}"
 
 
 def chow_actions(counts: Sequence[int], tile: int) -> list[int]:

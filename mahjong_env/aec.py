@@ -242,9 +242,7 @@ class MahjongEnv(AECEnv):
         legal = game.legal_actions()
         if action not in legal and self.illegal_action == "raise":
             # checked before anything changes: a rejected call leaves the env as it was (API.md)
-            names = ", ".join(A.action_name(a) for a in legal)
-            shown = A.action_name(action) if 0 <= action < A.NUM_ACTIONS else repr(action)
-            raise ValueError(f"illegal action {shown} for {agent}; legal actions: {names}")
+            raise ValueError(A.illegal_action_message(action, agent, legal))
         self.infos[agent].pop("result", None)
         self._cumulative_rewards[agent] = 0.0
         if action in legal:
@@ -253,15 +251,13 @@ class MahjongEnv(AECEnv):
             game.penalize(seat, action)
         rewards = game.rewards
         self.rewards = {a: rewards[i] for i, a in enumerate(AGENTS)}
-        if game.result is not None and game.phase == Phase.OVER:
-            result = game.result
+        result = game.end_of_step()
+        if result is not None:
             for a in AGENTS:
                 self.infos[a]["result"] = result
             if game.over:
                 for a in AGENTS:
                     self.terminations[a] = True
-            else:
-                game.advance_hand()
         self._refresh_infos()
         self._accumulate_rewards()
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()

@@ -38,8 +38,10 @@ from mahjong_env import actions as A
 from mahjong_env.engine.state import Phase
 from mahjong_env.fonts import CSS_FONT_STACK
 from mahjong_env.records import check_record, replay_match
+from mahjong_env.rules.base import FAN_TERMS
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
 from mahjong_env.view import table_view
+from mahjong_env.visibility import concealed_kong_hidden, sees_decider
 
 __all__ = [
     "Narrator",
@@ -51,25 +53,6 @@ __all__ = [
     "write_replay",
     "FAN_TERMS",
 ]
-
-FAN_TERMS: dict[str, tuple[str, str]] = {
-    "pinghu": ("平胡", "basic win"),
-    "pengpenghu": ("碰碰胡", "all pongs"),
-    "qidui": ("七对", "seven pairs"),
-    "haohua_qidui": ("豪华七对", "luxury seven pairs"),
-    "qingyise": ("清一色", "full flush"),
-    "gangshang_kaihua": ("杠上开花", "kong bloom"),
-    "gang": ("杠", "kongs"),
-    "dianpao": ("点炮", "dealt in"),
-    "zimo": ("自摸", "self-draw"),
-    "jiahu": ("夹胡", "edge, closed or single wait"),
-    "mobao": ("宝牌", "bao win"),
-    "duibao": ("对宝", "bao match"),
-    "piaohu": ("飘胡", "all triplets"),
-    "zhuanghu": ("庄胡", "dealer wins"),
-    "lihu": ("立胡", "closed hand"),
-}
-"""Chinese term and English gloss of every fan key (API.md "Results")."""
 
 METHOD_TERMS: dict[str, tuple[str, str]] = {
     "self_draw": ("自摸", "self-draw"),
@@ -180,7 +163,7 @@ class Narrator:
 
     def sees(self, game: Any) -> bool:
         """Whether ``seat`` sees the current state as a step of its own (see the module doc)."""
-        return self.seat is None or game.phase in (Phase.TURN, Phase.OVER) or game.actor == self.seat
+        return sees_decider(game, self.seat)
 
     def step(self, game: Any, actor: int, name: str) -> list[str]:
         lines: list[str] = []
@@ -257,7 +240,7 @@ class Narrator:
         if verb == "ready":
             return f"{who} declares ready (听) and discards {_tile(arg)}"
         if verb == "concealed_kong":
-            if self.seat is None or actor == self.seat or self.concealed_kong_visible:
+            if not concealed_kong_hidden(actor, self.seat, self.concealed_kong_visible):
                 return f"{who} declares a concealed kong (暗杠) of {_tile(arg)}"
             return f"{who} declares a concealed kong (暗杠), face down"
         if verb == "added_kong":

@@ -83,9 +83,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from mahjong_env.engine.state import PHASE_NAMES, Phase
+from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, Phase
 from mahjong_env.tiles import NUM_KINDS, TILE_NAMES
-from mahjong_env.view import sees_decider
+from mahjong_env.visibility import sees_decider
 
 __all__ = [
     "CHANNELS",
@@ -208,7 +208,7 @@ def _per_seat(pattern: str) -> tuple[str, ...]:
 RIVER_SLOTS = 24
 """Discards per seat kept in order in the observation (the first 24)."""
 
-_SPECIAL_ORDER = ("special_winds", "special_dragons", "special_ones", "special_nines")
+_SPECIAL_ORDER = SPECIAL_KINDS  # C5, in declaration-action order
 _WINDOW_KINDS = ("discard", "added_kong", "special_add")
 _CONTEXTS = ("deal", "draw", "replacement", "claim")  # engine.state.Context order
 

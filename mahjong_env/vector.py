@@ -210,13 +210,8 @@ class VectorMahjong:
         illegal = [i for i, (g, a) in enumerate(zip(games, acts)) if a not in g.legal_actions()]
         if illegal and self.illegal_action == "raise":
             i = illegal[0]
-            legal = ", ".join(A.action_name(a) for a in games[i].legal_actions())
-            a = acts[i]
-            shown = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else repr(a)
-            raise ValueError(
-                f"game {i}: illegal action {shown} for player_{games[i].actor}; legal actions: {legal} "
-                "(no game was stepped)"
-            )
+            message = A.illegal_action_message(acts[i], f"player_{games[i].actor}", games[i].legal_actions())
+            raise ValueError(f"game {i}: {message} (no game was stepped)")
         bad = set(illegal)
         rewards = []
         infos: list[dict[str, Any]] = [{} for _ in acts]
@@ -244,13 +239,12 @@ class VectorMahjong:
             "episode": self.episodes[i],
             "seed": self.episode_seeds[i],
         }
+        game.end_of_step()  # the match's next hand, if it goes on
         if game.over:
             if self.record:
                 info["record"] = self.episode_record(i)
             self.episodes[i] += 1
             self._start_episode(i)
-        else:
-            game.advance_hand()
         return info
 
     def views(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:

@@ -11,18 +11,9 @@ from typing import Any
 
 from mahjong_env.engine.state import PHASE_NAMES, Phase
 from mahjong_env.tiles import GLYPHS, format_counts, parse_tiles, tile_name
+from mahjong_env.visibility import concealed_kong_hidden, sees_decider
 
-__all__ = ["table_view", "render_text", "sees_decider"]
-
-
-def sees_decider(game: Any, seat: int | None) -> bool:
-    """R13: whether ``seat`` (None: the full table) sees the current decision as it is: the
-    phase of a private decision (a claim or robbing window, the bao view, 对宝, 分张), its
-    window and who is to move. Only the decider does; every other seat sees an ordinary turn.
-    Whose turn it is, and the end of the hand, are public. The observation encoder and the
-    readable view both ask this."""
-    phase = game.phase
-    return seat is None or phase == Phase.TURN or phase == Phase.OVER or game.actor == seat
+__all__ = ["table_view", "render_text"]
 
 
 def _meld_view(meld: Any, hidden: bool) -> dict[str, Any]:
@@ -62,7 +53,7 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
         "drawn": tile_name(me.drawn) if me is not None and me.drawn is not None else None,
         "melds": [
             [
-                _meld_view(m, m.kind == "concealed_kong" and not concealed_kong_visible and not full and s != seat)
+                _meld_view(m, m.kind == "concealed_kong" and concealed_kong_hidden(s, seat, concealed_kong_visible))
                 for m in st.melds
             ]
             for s, st in enumerate(game.seats)

@@ -293,12 +293,9 @@ class ParallelVectorMahjong:
             legal[in_range] = self.masks[np.flatnonzero(in_range), acts[in_range]] == 1
             if not legal.all():
                 i = int(np.flatnonzero(~legal)[0])
-                names = ", ".join(A.action_name(a) for a in np.flatnonzero(self.masks[i]))
-                shown = A.action_name(int(acts[i])) if in_range[i] else repr(acts[i])
-                raise ValueError(
-                    f"game {i}: illegal action {shown} for player_{self.seats[i]}; legal actions: {names} "
-                    "(no game was stepped)"
-                )
+                legal_ids = np.flatnonzero(self.masks[i]).tolist()
+                message = A.illegal_action_message(int(acts[i]), f"player_{self.seats[i]}", legal_ids)
+                raise ValueError(f"game {i}: {message} (no game was stepped)")
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if self.backend == "local":
             self._actions[:] = acts

@@ -25,7 +25,7 @@ from mahjong_env import actions as A
 from mahjong_env.engine.ledger import HandResult, KongPayment, Ledger, PaymentRecord, hand_result
 from mahjong_env.engine.state import (
     PHASE_NAMES,
-    SPECIAL_KINDS,
+    SPECIAL_KIND_OF_ACTION,
     Context,
     Discard,
     Meld,
@@ -39,22 +39,14 @@ from mahjong_env.rules.base import RuleSet, TurnStart
 from mahjong_env.tiles import format_tiles
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
-__all__ = ["Game", "Window", "Candidate", "Claim", "HandRecord", "illegal_action_message"]
+__all__ = ["Game", "Window", "Candidate", "Claim", "HandRecord"]
 
-_SPECIAL_BY_ACTION = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
 _DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
 _ON_DISCARD = WindowKind.DISCARD  # module constants: an enum member read per window is not free
 _ON_ADDED_KONG = WindowKind.ADDED_KONG
 
 Task = Callable[[], bool]
 """Pending engine work: returns True when it handed a decision to a player."""
-
-
-def illegal_action_message(action: int, who: str, legal: list[int]) -> str:
-    """``illegal action 'pong' for player_2; legal actions: discard 1m, ...``: the one wording of
-    a rejected action (the engine, the AEC and the vector envs)."""
-    shown = repr(A.action_name(action)) if 0 <= action < A.NUM_ACTIONS else repr(action)
-    return f"illegal action {shown} for {who}; legal actions: {', '.join(A.action_name(a) for a in legal)}"
 
 
 class Candidate(NamedTuple):
@@ -304,7 +296,7 @@ class Game:
         legal = self.legal_actions()
         if action not in legal:
             raise ValueError(
-                illegal_action_message(action, f"player_{self.actor}", legal) + f" (phase {PHASE_NAMES[self.phase]})"
+                A.illegal_action_message(action, f"player_{self.actor}", legal) + f" (phase {PHASE_NAMES[self.phase]})"
             )
         self.ledger.rewards = [0.0] * 4
         seat = self.actor
@@ -363,7 +355,7 @@ class Game:
             else:
                 self._open_window(WindowKind.SPECIAL_ADD, tile, seat)
         else:
-            self._declare_special(seat, _SPECIAL_BY_ACTION[action])
+            self._declare_special(seat, SPECIAL_KIND_OF_ACTION[action])
 
     def _discard(self, seat: int, tile: int, ready: bool) -> None:
         st = self.seats[seat]
@@ -669,7 +661,7 @@ class Game:
         settlement = self.rules.settle(self, seat, method, tile, payer)
         for owed in settlement.owed:
             self.ledger.pay(owed.payer, seat, owed.points, owed.reason)
-        fans: list[list[str | int]] = [[f.name, f.fan] for f in settlement.fans]
+        fans: list[list[str | int]] = [[str(f.name), f.fan] for f in settlement.fans]
         payer_fans = None if settlement.payer_fans is None else list(settlement.payer_fans)
         self._end_hand(Outcome.WIN, seat, method, tile, fans, settlement.total_fan, payer_fans)
 
@@ -696,6 +688,17 @@ class Game:
         self.hand_records[-1]["result"] = result
         if outcome is Outcome.ILLEGAL or self.hand_index + 1 >= self.num_hands:
             self.over = True
+
+    def end_of_step(self) -> HandResult | None:
+        """After a step: the result of the hand that ended in it, else None. Within a match
+        that goes on, the next hand is dealt at once (`advance_hand`); at the end of the match
+        (``over``) the table stays as the hand ended. The envs call this after every step."""
+        if self.phase != Phase.OVER:
+            return None
+        result = self.result
+        if not self.over:
+            self.advance_hand()
+        return result
 
     def advance_hand(self) -> None:
         """Start the next hand of the match: the R11 dealer, the wall of (seed, hand index)."""

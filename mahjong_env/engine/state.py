@@ -12,6 +12,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 from typing import NamedTuple
 
+from mahjong_env import actions as A
 from mahjong_env import hand
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "SeatState",
     "MELD_KINDS",
     "SPECIAL_KINDS",
+    "SPECIAL_KIND_OF_ACTION",
+    "DECLARATION_ACTION",
 ]
 
 
@@ -118,6 +121,11 @@ MELD_KINDS = (
     "special_nines",
 )
 SPECIAL_KINDS = MELD_KINDS[5:]
+"""C5's special groups, in the order of their declaration actions (``A.SPECIAL_DECLARATIONS``)."""
+SPECIAL_KIND_OF_ACTION: dict[int, str] = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
+"""The special group each declaration action declares (C5)."""
+DECLARATION_ACTION: dict[str, int] = dict(zip(SPECIAL_KINDS, A.SPECIAL_DECLARATIONS))
+"""The declaration action of each special group (C5)."""
 
 
 class Meld:

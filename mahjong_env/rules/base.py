@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
-from enum import IntEnum
+from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from mahjong_env import hand
@@ -28,6 +28,8 @@ __all__ = [
     "RuleConfig",
     "TurnStart",
     "Fan",
+    "FanKey",
+    "FAN_TERMS",
     "Owed",
     "Settlement",
     "make_config",
@@ -161,6 +163,52 @@ class TurnStart(IntEnum):
     """The last-draws round begins (X4 分张, C14 ``final_draws``)."""
     EXHAUSTED = 2
     """The wall is exhausted: the hand is drawn (荒庄)."""
+
+
+class FanKey(str, Enum):
+    """The fan keys of both rule sets (result ``fans``; registered X6 patterns add their own names)."""
+
+    PINGHU = "pinghu"
+    PENGPENGHU = "pengpenghu"
+    QIDUI = "qidui"
+    HAOHUA_QIDUI = "haohua_qidui"
+    QINGYISE = "qingyise"
+    GANGSHANG_KAIHUA = "gangshang_kaihua"
+    GANG = "gang"
+    DIANPAO = "dianpao"
+    ZIMO = "zimo"
+    JIAHU = "jiahu"
+    MOBAO = "mobao"
+    DUIBAO = "duibao"
+    PIAOHU = "piaohu"
+    ZHUANGHU = "zhuanghu"
+    LIHU = "lihu"
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+FAN_TERMS: dict[str, tuple[str, str]] = {
+    FanKey.PINGHU: ("平胡", "basic win"),
+    FanKey.PENGPENGHU: ("碰碰胡", "all pongs"),
+    FanKey.QIDUI: ("七对", "seven pairs"),
+    FanKey.HAOHUA_QIDUI: ("豪华七对", "luxury seven pairs"),
+    FanKey.QINGYISE: ("清一色", "full flush"),
+    FanKey.GANGSHANG_KAIHUA: ("杠上开花", "kong bloom"),
+    FanKey.GANG: ("杠", "kongs"),
+    FanKey.DIANPAO: ("点炮", "dealt in"),
+    FanKey.ZIMO: ("自摸", "self-draw"),
+    FanKey.JIAHU: ("夹胡", "edge, closed or single wait"),
+    FanKey.MOBAO: ("宝牌", "bao win"),
+    FanKey.DUIBAO: ("对宝", "bao match"),
+    FanKey.PIAOHU: ("飘胡", "all triplets"),
+    FanKey.ZHUANGHU: ("庄胡", "dealer wins"),
+    FanKey.LIHU: ("立胡", "closed hand"),
+}
+"""Chinese term and English gloss of every fan key (API.md "Results"): the one glossary."""
 
 
 class Fan(NamedTuple):

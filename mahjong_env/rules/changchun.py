@@ -16,23 +16,36 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import CLAIM_METHODS, Context, Meld, SeatState, WindowKind, WinMethod
-from mahjong_env.rules.base import DEFAULT_PROFILE, Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart, bits
-from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, rank_of
+from mahjong_env.engine.state import (
+    CLAIM_METHODS,
+    DECLARATION_ACTION,
+    SPECIAL_KINDS,
+    Context,
+    Meld,
+    SeatState,
+    WindowKind,
+    WinMethod,
+)
+from mahjong_env.rules.base import DEFAULT_PROFILE, Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart, bits
+from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, is_wind, rank_of
 
 if TYPE_CHECKING:
     from mahjong_env.engine.game import Game
 
 __all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS", "declaration_tiles"]
 
-# C5: each special group's tiles (and the kinds that may be added to it, C6)
-SPECIAL_GROUPS: dict[str, tuple[int, ...]] = {
-    "special_winds": (27, 28, 29, 30),
-    "special_dragons": (31, 32, 33),
-    "special_ones": (0, 9, 18),
-    "special_nines": (8, 17, 26),
-}
-_DECLARE_ACTION = dict(zip(SPECIAL_GROUPS, A.SPECIAL_DECLARATIONS))
+SPECIAL_GROUPS: dict[str, tuple[int, ...]] = dict(
+    zip(
+        SPECIAL_KINDS,  # 旋风杠 东南西北, 喜杠 中发白, 幺蛋 1m 1p 1s, 九蛋 9m 9p 9s
+        (
+            tuple(t for t in range(34) if is_wind(t)),
+            tuple(t for t in range(34) if is_dragon(t)),
+            tuple(t for t in range(27) if rank_of(t) == 1),
+            tuple(t for t in range(27) if rank_of(t) == 9),
+        ),
+    )
+)
+"""C5: each special group's tiles (and the kinds that may be added to it, C6)."""
 _GROUP_OF_TILE = {t: kind for kind, tiles in SPECIAL_GROUPS.items() for t in tiles}
 BIG_EGG_KINDS = frozenset({18, 9, 31, 32, 33})  # C12 大蛋: 1s 1p 5z 6z 7z
 _YAOJI = 18  # C14 小鸡: the 1s
@@ -397,7 +410,7 @@ class ChangchunRules(RuleSet):
                     continue
                 if st.ready or self._single_left(st, len(tiles), len(tiles) - 3):
                     continue
-                acts.append(_DECLARE_ACTION[kind])
+                acts.append(DECLARATION_ACTION[kind])
         if not st.specials or game.context == Context.CLAIM:
             return acts
         if st.first_turn and seat == game.dealer:  # C6: 庄家第一手不允许补杠
@@ -450,28 +463,28 @@ class ChangchunRules(RuleSet):
         melds = game.seats[seat].melds
         best: list[Fan] = []
         best_total = -1
-        common = [Fan("pinghu", 1)]
+        common = [Fan(FanKey.PINGHU, 1)]
         if method in _SELF_DRAWN:
-            common.append(Fan("zimo", 1))
+            common.append(Fan(FanKey.ZIMO, 1))
         if method in _BAO_WINS:
-            common.append(Fan("mobao", self.config.mobao_fan))
+            common.append(Fan(FanKey.MOBAO, self.config.mobao_fan))
         if method is WinMethod.BAO_MATCH:
-            common.append(Fan("duibao", self.config.duibao_fan))
+            common.append(Fan(FanKey.DUIBAO, self.config.duibao_fan))
         if seat == game.dealer:
-            common.append(Fan("zhuanghu", 1))
+            common.append(Fan(FanKey.ZHUANGHU, 1))
         closed_kinds = ("concealed_kong",) if self.config.concealed_kong_keeps_closed else ()
         if all(m.kind in closed_kinds for m in melds):
-            common.append(Fan("lihu", 1))
+            common.append(Fan(FanKey.LIHU, 1))
         open_chow = self.has_chow(melds)
         for reading in self.readings(melds, counts):
             fans = list(common)
             if reading is None:  # C10: 七对 never with 立胡 (nor 夹胡, 飘胡); 豪华七对 on the fourth copy
-                fans = [f for f in fans if f.name != "lihu"]
-                fans.append(Fan("haohua_qidui", 4) if counts[tile] == 4 else Fan("qidui", 3))
+                fans = [f for f in fans if f.name != FanKey.LIHU]
+                fans.append(Fan(FanKey.HAOHUA_QIDUI, 4) if counts[tile] == 4 else Fan(FanKey.QIDUI, 3))
             elif not reading.sequences and not open_chow:
-                fans.append(Fan("piaohu", 2))
+                fans.append(Fan(FanKey.PIAOHU, 2))
             elif single_wait or _is_jia(reading, tile):
-                fans.append(Fan("jiahu", 1))
+                fans.append(Fan(FanKey.JIAHU, 1))
             total = sum(f.fan for f in fans)
             if total > best_total:
                 best, best_total = fans, total
@@ -511,7 +524,7 @@ class ChangchunRules(RuleSet):
         base_fan = sum(f.fan for f in fans)
         if method in CLAIM_METHODS:
             assert payer is not None
-            fans = fans + [Fan("dianpao", 1)]
+            fans = fans + [Fan(FanKey.DIANPAO, 1)]
             payers = [payer] + ([p for p in _others(winner) if p != payer] if cfg.discard_all_pay else [])
         else:
             payers = _others(winner)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.engine.state import CLAIM_METHODS, Context, Meld, SeatState, WindowKind, WinMethod
-from mahjong_env.rules.base import Fan, Owed, RuleConfig, RuleSet, Settlement, TurnStart
+from mahjong_env.rules.base import Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import suit_of
 
 if TYPE_CHECKING:
@@ -78,10 +78,10 @@ class XinjiangConfig(RuleConfig):
     allow_seven_pairs: bool = True
     """X3: seven pairs (七对) and luxury seven pairs (豪华七对) are winning forms."""
     shape_fans: tuple[tuple[str, int], ...] = (
-        ("pinghu", 1),
-        ("pengpenghu", 2),
-        ("qidui", 3),
-        ("haohua_qidui", 4),
+        (FanKey.PINGHU.value, 1),
+        (FanKey.PENGPENGHU.value, 2),
+        (FanKey.QIDUI.value, 3),
+        (FanKey.HAOHUA_QIDUI.value, 4),
     )
     """X6 Decision: the fan of each hand shape (Sichuan-family table shifted so 平胡 = 1)."""
     qingyise_fan: int = 2
@@ -106,7 +106,7 @@ class XinjiangConfig(RuleConfig):
 
     def validate(self) -> None:
         names = {name for name, _ in self.shape_fans}
-        if names != {"pinghu", "pengpenghu", "qidui", "haohua_qidui"}:
+        if names != {FanKey.PINGHU, FanKey.PENGPENGHU, FanKey.QIDUI, FanKey.HAOHUA_QIDUI}:
             raise ValueError(
                 "XinjiangConfig.shape_fans must give a fan for exactly pinghu, pengpenghu, qidui "
                 f"and haohua_qidui, got {sorted(names)}"
@@ -260,21 +260,24 @@ class XinjiangRules(RuleSet):
         cfg = self.config
         table = dict(cfg.shape_fans)
         readings = hand.decompositions(counts)
-        shape, shape_fan = None, -1
+        shape: FanKey | None = None
+        shape_fan = -1
         if readings:
             all_triplets = not self.has_chow(melds) and any(not d.sequences for d in readings)
-            shape = "pengpenghu" if all_triplets and table["pengpenghu"] > table["pinghu"] else "pinghu"
+            shape = (
+                FanKey.PENGPENGHU if all_triplets and table[FanKey.PENGPENGHU] > table[FanKey.PINGHU] else FanKey.PINGHU
+            )
             shape_fan = table[shape]
         if cfg.allow_seven_pairs and not melds and hand.is_seven_pairs(counts):
-            name = "haohua_qidui" if hand.seven_pairs_luxury(counts) else "qidui"
-            if table[name] > shape_fan:
-                shape, shape_fan = name, table[name]
+            pairs = FanKey.HAOHUA_QIDUI if hand.seven_pairs_luxury(counts) else FanKey.QIDUI
+            if table[pairs] > shape_fan:
+                shape, shape_fan = pairs, table[pairs]
         assert shape is not None
         fans = [Fan(shape, shape_fan)]
         whole = self.all_tiles(melds, counts)
         suits = {suit_of(t) for t in range(34) if whole[t]}
         if len(suits) == 1 and 3 not in suits:
-            fans.append(Fan("qingyise", cfg.qingyise_fan))
+            fans.append(Fan(FanKey.QINGYISE, cfg.qingyise_fan))
         if cfg.extra_patterns:
             view = WinningHand(
                 tuple(counts),
@@ -288,9 +291,9 @@ class XinjiangRules(RuleSet):
                     fans.append(Fan(name, fan))
         pattern_fan = sum(f.fan for f in fans)
         if method is WinMethod.KONG_BLOOM:
-            fans.append(Fan("gangshang_kaihua", cfg.gangshang_fan))
+            fans.append(Fan(FanKey.GANGSHANG_KAIHUA, cfg.gangshang_fan))
         if kongs_made:
-            fans.append(Fan("gang", cfg.kong_fan * kongs_made))
+            fans.append(Fan(FanKey.GANG, cfg.kong_fan * kongs_made))
         return fans, pattern_fan
 
     def settle(self, game: Game, winner: int, method: WinMethod, tile: int | None, payer: int | None) -> Settlement:
