@@ -141,16 +141,8 @@ class Meld:
 
     @property
     def is_kong(self) -> bool:
+        """An exposed, added or concealed kong (not a C5 special group)."""
         return self.kind in ("kong", "added_kong", "concealed_kong")
-
-    @property
-    def is_special(self) -> bool:
-        return self.kind.startswith("special_")
-
-    @property
-    def is_triplet_like(self) -> bool:
-        """Counts as a triplet for 碰碰胡/飘胡/一叉 (pongs, kongs, C5 groups)."""
-        return self.kind != "chow"
 
     def __repr__(self) -> str:
         return f"Meld({self.kind}, {self.tiles}, from={self.source})"
@@ -216,14 +208,3 @@ class SeatState:
                 mask |= hand.seven_pairs_waits(counts)
             self._wait_mask = mask
         return self._wait_mask
-
-    @property
-    def concealed(self) -> int:
-        return sum(self.counts)
-
-    def meld_counts(self) -> list[int]:
-        out = [0] * 34
-        for meld in self.melds:
-            for t in meld.tiles:
-                out[t] += 1
-        return out
