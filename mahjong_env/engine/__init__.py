@@ -6,6 +6,7 @@ This package owns the mechanics of play, never a variant's rules:
   named kinds (window kinds, win methods, outcomes);
 - `game`: `Game`, one match: the deal, the turn cycle, claim and robbing windows (R6 polling),
   kongs and replacement draws, the 分张 round, the bao mechanics (C8), hand end, dealer rotation;
+- `window`: the records of an open claim or robbing window (candidates, the best claim);
 - `ledger`: the payments ledger (scores, silver, each hand's payments) and the hand result.
 
 Every variant question goes to the rule set (`mahjong_env.rules`).

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from functools import partial
 from itertools import compress
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
 from mahjong_env import actions as A
 from mahjong_env.engine.ledger import HandResult, KongPayment, Ledger, PaymentRecord, hand_result
@@ -35,11 +35,12 @@ from mahjong_env.engine.state import (
     WindowKind,
     WinMethod,
 )
+from mahjong_env.engine.window import Candidate, Claim, Window
 from mahjong_env.rules.base import RuleSet, TurnStart
 from mahjong_env.tiles import format_tiles
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
-__all__ = ["Game", "Window", "Candidate", "Claim", "HandRecord"]
+__all__ = ["Game", "HandRecord"]
 
 _DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
 _ON_DISCARD = WindowKind.DISCARD  # module constants: an enum member read per window is not free
@@ -47,42 +48,6 @@ _ON_ADDED_KONG = WindowKind.ADDED_KONG
 
 Task = Callable[[], bool]
 """Pending engine work: returns True when it handed a decision to a player."""
-
-
-class Candidate(NamedTuple):
-    """A player with a claim in a window, waiting to be asked (R6 polling order)."""
-
-    rank: int
-    """Its best claim's rank."""
-    distance: int
-    """Seats after the source in turn order (1 = next)."""
-    seat: int
-    options: list[int]
-    """Its claims, pass not included."""
-
-
-class Claim(NamedTuple):
-    """The best claim made so far in a window; compares by ``(rank, -distance)``."""
-
-    rank: int
-    neg_distance: int
-    seat: int
-    action: int
-
-
-class Window:
-    """A claim window on a discard or a robbing window on a kong addition (R6, R7)."""
-
-    __slots__ = ("kind", "tile", "source", "queue", "best", "options", "win_offered")
-
-    def __init__(self, kind: WindowKind, tile: int, source: int) -> None:
-        self.kind = kind
-        self.tile = tile
-        self.source = source
-        self.queue: list[Candidate] = []
-        self.best: Claim | None = None
-        self.options: list[int] = []
-        self.win_offered = False
 
 
 class HandRecord(TypedDict):

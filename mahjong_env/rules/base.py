@@ -15,7 +15,7 @@ import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
 from enum import Enum, IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from mahjong_env import hand
 from mahjong_env.engine.state import Meld, SeatState, WindowKind, WinMethod
@@ -56,6 +56,10 @@ class RuleConfig:
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {DEFAULT_PROFILE: {}}
     """Named sets of field values (the constructor keyword ``profile``, RULES.md C14): the one
     table of a variant's profiles. ``"seed"`` is the defaults, the rules of the seed document."""
+
+    def validate(self) -> None:
+        """Reject values no table plays (ValueError naming the field); variants add their checks."""
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -99,7 +103,10 @@ def _check_value(cls: type, name: str, value: Any, expected: Any) -> Any:
     return value
 
 
-def make_config(cls: type[RuleConfig], overrides: Mapping[str, Any]) -> Any:
+_Config = TypeVar("_Config", bound="RuleConfig")
+
+
+def make_config(cls: type[_Config], overrides: Mapping[str, Any]) -> _Config:
     """Build a frozen config from keyword overrides; unknown or ill-typed fields raise ValueError.
 
     ``overrides`` may hold ``profile``, a name in ``cls.profiles`` (default ``"seed"``): its
@@ -124,9 +131,7 @@ def make_config(cls: type[RuleConfig], overrides: Mapping[str, Any]) -> Any:
     values = {**profiles[profile], **values}
     checked = {k: _check_value(cls, k, v, hints[k]) for k, v in values.items()}
     config = cls(**checked)
-    validate = getattr(config, "validate", None)
-    if validate is not None:
-        validate()
+    config.validate()
     return config
 
 
