@@ -160,7 +160,6 @@ class MahjongEnv(AECEnv):
         self.state_space = state_box()
         self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
-        self._buffer = np.zeros((NUM_CHANNELS, NUM_KINDS), dtype=np.float32)
         self.analysis_features = analysis_features
         """Append `mahjong_env.features.ANALYSIS_CHANNELS` to every observation (from the player's view)."""
         self._custom_silver: list[float] | None = None
@@ -279,16 +278,16 @@ class MahjongEnv(AECEnv):
     # ------------------------------------------------------------------ observations
 
     def action_mask(self, agent: str) -> np.ndarray:
-        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        mask = bytearray(A.NUM_ACTIONS)  # set item by item, then one copy: faster than a fancy write
         game = self.game
-        if not game.over or game.phase != Phase.OVER:
-            if _SEAT[agent] == game.actor and game.phase != Phase.OVER:
-                mask[game.legal_actions()] = 1
-        return mask
+        if _SEAT[agent] == game.actor and game.phase != Phase.OVER:
+            for a in game.legal_actions():
+                mask[a] = 1
+        return np.frombuffer(mask, np.int8).copy()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = _SEAT[agent]
-        obs = self._encoder.encode(self.game, seat, self._buffer).copy()
+        obs = self._encoder.observation(self.game, seat)
         mask = self.action_mask(agent)
         if self.analysis_features:  # computed from the player's own view only (R13)
             extra = analysis_planes(

@@ -76,6 +76,7 @@ encoder.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -369,6 +370,11 @@ _S_LOSS = _S["score_loss"]
 
 # by held count c (column): the four thermometer rows hand>=1 ... hand=4, then c itself
 _COUNT_ROWS = np.array([[c >= 1, c >= 2, c >= 3, c == 4, c] for c in range(5)], dtype=np.float32).T.copy()
+# by held count c (column): the rows before the public block (thermometer, then zeros), then c
+_HEAD_ROWS = np.zeros((_PUB + 1, 5), np.float32)
+_HEAD_ROWS[0:4] = _COUNT_ROWS[0:4]
+_HEAD_ROWS[_PUB] = _COUNT_ROWS[4]
+_PACK_SCALARS = struct.Struct(f"{SCALAR_LAYOUT.size}f").pack  # floats to float32 bytes, as numpy rounds them
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
@@ -401,6 +407,7 @@ class ObservationEncoder:
         self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
         self._out: np.ndarray | None = None  # the last ``out`` of `encode` and its batch view
         self._out_batch = self._single
+        self._head = np.empty((_PUB + 1, NUM_KINDS), np.float32)  # `observation`'s hand rows
 
     def _sync(self, game: Any) -> None:
         public = self.public
@@ -477,6 +484,28 @@ class ObservationEncoder:
         encode_batch((self,), (game,), (seat,), batch)
         if batch is self._single:
             out[:NUM_CHANNELS] = batch[0]
+        return out
+
+    def observation(self, game: Any, seat: int) -> np.ndarray:
+        """Seat ``seat``'s observation as a new ``(NUM_CHANNELS, 34)`` array: the same values
+        as `encode` (and `encode_batch`), with the numpy work of a single observation."""
+        out = np.empty((NUM_CHANNELS, NUM_KINDS), np.float32)
+        head = self._head
+        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=head)
+        out[0:_PUB] = head[0:_PUB]
+        index: list[int] = []
+        value: list[float] = []
+        scalars: list[Any] = []
+        extra: list[tuple[int, float]] = []
+        self._private(game, seat, out, 0, index, value, scalars, extra)
+        out[_PUB_END:_ROW_VISIBLE] = 0.0
+        flat = out.reshape(-1)
+        for at, v in zip(index, value):
+            flat[at] = v
+        out[_ROW_VISIBLE] += head[_PUB]  # visible: meld tiles and rivers (from `_private`), the own hand
+        for at, count in extra:
+            flat[at] += count
+        flat[_AT_SCALARS:_AT_SCALARS_END] = np.frombuffer(_PACK_SCALARS(*scalars), np.float32)
         return out
 
     def _private(

@@ -530,3 +530,28 @@ def test_observation_and_view_agree_on_what_each_seat_sees(module):
 
 
 _WINDOW_KINDS = ("discard", "added_kong", "special_add")
+
+
+@pytest.mark.parametrize(
+    "module, rules",
+    [(xinjiang_v0, {}), (changchun_v0, {}), (changchun_v0, {"concealed_kong_visible": False})],
+    ids=["xinjiang", "changchun", "changchun-hidden-kongs"],
+)
+def test_single_observation_path_equals_the_batch_path(module, rules):
+    """`ObservationEncoder.observation` (the AEC env's path: one observation, a new array per
+    call) and `encode_batch` (the vector env's) write the same bytes for every seat at every
+    step of eager random play, and no two calls share memory."""
+    for seed in range(3):
+        env = module.raw_env(num_hands=2, **rules)
+        env.reset(seed=seed)
+        batch_encoder = ObservationEncoder(env.config.concealed_kong_visible)
+        out = np.full((4, NUM_CHANNELS, 34), np.nan, np.float32)
+        policy = _eager_policy(np.random.default_rng(seed))
+        while not all(env.terminations.values()):
+            encode_batch([batch_encoder] * 4, [env.game] * 4, [0, 1, 2, 3], out)
+            singles = [env.observe(agent)["observation"] for agent in AGENTS]
+            for seat, single in enumerate(singles):
+                assert single.dtype == np.float32 and single.shape == (NUM_CHANNELS, 34)
+                assert single.tobytes() == out[seat].tobytes(), f"seat {seat}"
+            assert not np.shares_memory(singles[0], env.observe("player_0")["observation"])
+            env.step(policy(env.action_mask(env.agent_selection)))
