@@ -355,6 +355,11 @@ def test_export_jsonl_replays_and_report_is_written(tmp_path):
 
 
 def test_parse_agents_names_and_numbers_duplicates():
+    assert parse_agents(["m=pkg.mod:A?k=1", "pkg.mod:B?k=2", "random?seed=3"]) == (
+        ("m", "pkg.mod:A?k=1"),
+        ("B", "pkg.mod:B?k=2"),
+        ("random", "random?seed=3"),
+    )
     assert parse_agents(["random", "h=heuristic", "torch:ckpt/changchun.pt", "pkg.mod:MyAgent", "random"]) == (
         ("random-1", "random"),
         ("h", "heuristic"),

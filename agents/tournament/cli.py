@@ -219,12 +219,13 @@ def build_export_parser() -> argparse.ArgumentParser:
 
 def parse_agents(items: list[str]) -> tuple[tuple[str, str], ...]:
     """``[NAME=]SPEC`` items as (name, spec) pairs; unnamed entrants with the same default name
-    are numbered (``random-1``, ``random-2``)."""
+    are numbered (``random-1``, ``random-2``). An ``=`` after a ``:`` or ``?`` belongs to the
+    spec's keywords (``mod:Cls?k=v`` is unnamed)."""
     pairs = []
     for item in items:
         name, sep, spec = item.partition("=")
-        if not sep:
-            name, spec = "", item
+        if not sep or ":" in name or "?" in name:
+            name, sep, spec = "", "", item
         if sep and (not name.strip() or not spec.strip()):
             raise TournamentError(f"--agents: {item!r} must be NAME=SPEC with both parts, or just SPEC")
         pairs.append((name.strip(), spec.strip()))
