@@ -36,7 +36,7 @@ from mahjong_env.engine.state import (
     WinMethod,
 )
 from mahjong_env.engine.window import Candidate, Claim, Window
-from mahjong_env.rules.base import RuleSet, TurnStart
+from mahjong_env.rules.base import RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import format_tiles
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
@@ -295,7 +295,7 @@ class Game:
         for other in range(4):
             if other != seat:
                 self.ledger.pay(seat, other, 1.0, "illegal")
-        self._end_hand(Outcome.ILLEGAL, None, None, None, [], 0, None)
+        self._end_hand(Outcome.ILLEGAL)
         self.over = True
 
     def _turn_step(self, seat: int, action: int) -> None:
@@ -626,28 +626,24 @@ class Game:
         settlement = self.rules.settle(self, seat, method, tile, payer)
         for owed in settlement.owed:
             self.ledger.pay(owed.payer, seat, owed.points, owed.reason)
-        fans: list[list[str | int]] = [[str(f.name), f.fan] for f in settlement.fans]
-        payer_fans = None if settlement.payer_fans is None else list(settlement.payer_fans)
-        self._end_hand(Outcome.WIN, seat, method, tile, fans, settlement.total_fan, payer_fans)
+        self._end_hand(Outcome.WIN, seat, method, tile, settlement)
 
     def _drawn_hand(self) -> None:
         for payer, payee, points in self.rules.drawn_hand_refunds(self):
             self.ledger.pay(payee, payer, points, "kong_refund")
-        self._end_hand(Outcome.DRAW, None, None, None, [], 0, None)
+        self._end_hand(Outcome.DRAW)
 
     def _end_hand(
         self,
         outcome: Outcome,
-        winner: int | None,
-        method: WinMethod | None,
-        tile: int | None,
-        fans: list[list[str | int]],
-        total_fan: int,
-        payer_fans: list[int | None] | None,
+        winner: int | None = None,
+        method: WinMethod | None = None,
+        tile: int | None = None,
+        settlement: Settlement | None = None,
     ) -> None:
         self.phase = Phase.OVER
         self.window = None
-        result = hand_result(self.ledger, outcome, winner, method, tile, fans, total_fan, payer_fans, self.dealer)
+        result = hand_result(self.ledger, outcome, self.dealer, winner, method, tile, settlement)
         self.result = result
         result["next_dealer"] = self.next_hand_dealer()
         self.hand_records[-1]["result"] = result

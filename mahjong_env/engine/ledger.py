@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, TypedDict
 
 from mahjong_env.engine.state import Outcome, WinMethod
+from mahjong_env.rules.base import Settlement
 from mahjong_env.tiles import tile_name
 
 __all__ = ["Ledger", "KongPayment", "PaymentRecord", "HandResult", "hand_result", "KONG_REASONS"]
@@ -97,15 +98,14 @@ class Ledger:
 def hand_result(
     ledger: Ledger,
     outcome: Outcome,
-    winner: int | None,
-    method: WinMethod | None,
-    tile: int | None,
-    fans: list[list[str | int]],
-    total_fan: int,
-    payer_fans: list[int | None] | None,
     dealer: int,
+    winner: int | None = None,
+    method: WinMethod | None = None,
+    tile: int | None = None,
+    settlement: Settlement | None = None,
 ) -> HandResult:
-    """The result of a hand that ended now; ``next_dealer`` is added by the engine (R11)."""
+    """The result of a hand that ended now (a win's ``winner``, ``method``, winning ``tile`` and
+    ``settlement``); ``next_dealer`` is added by the engine (R11)."""
     deltas = [0.0] * 4
     kong_deltas = [0.0] * 4
     for p in ledger.payments:
@@ -117,13 +117,13 @@ def hand_result(
         "winner": winner,
         "method": None if method is None else method.value,
         "tile": tile_name(tile) if tile is not None else None,
-        "fans": fans,
-        "total_fan": total_fan,
+        "fans": [] if settlement is None else [[str(f.name), f.fan] for f in settlement.fans],
+        "total_fan": 0 if settlement is None else settlement.total_fan,
         "deltas": deltas,
         "kong_deltas": kong_deltas,
         "payments": list(ledger.payments),
         "dealer": dealer,
     }
-    if payer_fans is not None:
-        result["payer_fans"] = payer_fans
+    if settlement is not None and settlement.payer_fans is not None:
+        result["payer_fans"] = list(settlement.payer_fans)
     return result
