@@ -237,19 +237,24 @@ class MahjongEnv(AECEnv):
             return
         game = self.game
         seat = _SEAT[agent]
-        action = -1 if action is None else action_int(action)
+        if action is None:
+            action = -1
+        elif action.__class__ is not int:
+            action = action_int(action)
         legal = game.legal_actions()
-        if action not in legal and self.illegal_action == "raise":
+        is_legal = action in legal
+        if not is_legal and self.illegal_action == "raise":
             # checked before anything changes: a rejected call leaves the env as it was (API.md)
             raise ValueError(A.illegal_action_message(action, agent, legal))
         self.infos[agent].pop("result", None)
-        self._cumulative_rewards[agent] = 0.0
-        if action in legal:
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
+        if is_legal:
             game.step(action)
         else:
             game.penalize(seat, action)
         rewards = game.rewards
-        self.rewards = {a: rewards[i] for i, a in enumerate(AGENTS)}
+        self.rewards = dict(zip(AGENTS, rewards))
         result = game.end_of_step()
         if result is not None:
             for a in AGENTS:
@@ -258,7 +263,8 @@ class MahjongEnv(AECEnv):
                 for a in AGENTS:
                     self.terminations[a] = True
         self._refresh_infos()
-        self._accumulate_rewards()
+        for a, reward in zip(AGENTS, rewards):  # AECEnv._accumulate_rewards: every agent is live here
+            cumulative[a] += reward
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
         if self.render_mode == "human":
             self.render()
@@ -356,10 +362,11 @@ class _BoundsChecked(wrappers.AssertOutOfBoundsWrapper):
 
     def step(self, action: Any) -> None:
         env = self.env
-        agent = env.agent_selection
-        assert (action is None and (env.terminations[agent] or env.truncations[agent])) or env.action_space(
-            agent
-        ).contains(action), "action is not in action space"
+        if action.__class__ is not int or not 0 <= action < A.NUM_ACTIONS:  # else in Discrete(182) for sure
+            agent = env.agent_selection
+            assert (action is None and (env.terminations[agent] or env.truncations[agent])) or env.action_space(
+                agent
+            ).contains(action), "action is not in action space"
         env.step(action)
 
     def __str__(self) -> str:

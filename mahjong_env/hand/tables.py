@@ -119,17 +119,26 @@ def _status(c: bytes) -> int:
     return status
 
 
+_ADD_MASKS: dict[bytes, tuple[int, int]] = {}
+
+
 def _add_masks(c: bytes) -> tuple[int, int]:
-    """(wa, wb): kinds whose addition makes ``c`` SETS / SETS_AND_PAIR."""
+    """(wa, wb): kinds whose addition makes ``c`` SETS / SETS_AND_PAIR (memoised: the groups
+    one tile smaller than a `READY` key recur across keys)."""
+    known = _ADD_MASKS.get(c)
+    if known is not None:
+        return known
     wa = wb = 0
-    for r, n in enumerate(c):
-        if n < 4:
-            status = _status(_plus(c, r))
-            if status == SETS:
-                wa |= 1 << r
-            elif status == SETS_AND_PAIR:
-                wb |= 1 << r
-    return wa, wb
+    if sum(c) % 3:  # a 3n group plus one tile is 3n+1: neither status, no addition counts
+        for r, n in enumerate(c):
+            if n < 4:
+                status = _status(_plus(c, r))
+                if status == SETS:
+                    wa |= 1 << r
+                elif status == SETS_AND_PAIR:
+                    wb |= 1 << r
+    masks = _ADD_MASKS[c] = _shared((wa, wb))
+    return masks
 
 
 def _ready_entry(c: bytes) -> tuple[int, ...]:
