@@ -392,6 +392,31 @@ _SEAT_SLOTS = tuple(
 _NO_MELDS = (0, 0)  # meld signature (melds, meld tiles) of a seat without melds
 
 
+_MELD_BLOCKS: dict[tuple[str, int, tuple[int, ...]], np.ndarray] = {}
+
+
+def _meld_block(key: tuple[str, int, tuple[int, ...]], is_kong: bool) -> np.ndarray:
+    """One meld's part of a seat's meld rows (meld tiles, chows, pongs, kongs, specials), by
+    ``(kind, tile, tiles)``; kept, since a table has few distinct melds."""
+    kind, tile, tiles = key
+    block = np.zeros((_P_SPECIAL + 1, NUM_KINDS), np.float32)
+    for t in tiles:
+        block[_P_MELD, t] += 1
+    if kind == "chow":
+        for t in tiles:
+            block[_P_CHOW, t] += 1
+    elif kind == "pong":
+        block[_P_PONG, tile] = 1.0
+    elif is_kong:
+        block[_P_KONG, tile] = 1.0
+    else:
+        for t in tiles:
+            block[_P_SPECIAL, t] += 1
+    block.flags.writeable = False
+    _MELD_BLOCKS[key] = block
+    return block
+
+
 class ObservationEncoder:
     """Fills observations for one `Game`; keep one encoder per table.
 
@@ -459,29 +484,25 @@ class ObservationEncoder:
         meld_sig = self._meld_sig
         for seat, st in enumerate(game.seats):
             melds = st.melds
-            sig = (len(melds), sum([len(m.tiles) for m in melds])) if melds else _NO_MELDS
-            if sig == meld_sig[seat]:
+            if melds:
+                sig = (len(melds), sum([len(m.tiles) for m in melds]))
+                if sig == meld_sig[seat]:
+                    continue
+            elif meld_sig[seat] is _NO_MELDS:
                 continue
+            else:
+                sig = _NO_MELDS
             meld_sig[seat] = sig
             plane = public[seat]
             visible -= plane[_P_MELD]
-            plane[_P_MELD : _P_SPECIAL + 1] = 0.0
+            block = plane[_P_MELD : _P_SPECIAL + 1]
+            block[...] = 0.0
             for meld in melds:
-                kind = meld.kind
-                if kind == "concealed_kong" and not self.concealed_kong_visible:
+                if meld.kind == "concealed_kong" and not self.concealed_kong_visible:
                     continue
-                for t in meld.tiles:
-                    plane[_P_MELD, t] += 1
-                if kind == "chow":
-                    for t in meld.tiles:
-                        plane[_P_CHOW, t] += 1
-                elif kind == "pong":
-                    plane[_P_PONG, meld.tile] = 1.0
-                elif meld.is_kong:
-                    plane[_P_KONG, meld.tile] = 1.0
-                else:
-                    for t in meld.tiles:
-                        plane[_P_SPECIAL, t] += 1
+                key = (meld.kind, meld.tile, tuple(meld.tiles))
+                drawn = _MELD_BLOCKS.get(key)
+                block += drawn if drawn is not None else _meld_block(key, meld.is_kong)
             visible += plane[_P_MELD]
 
     def encode(self, game: Any, seat: int, out: np.ndarray) -> np.ndarray:
