@@ -70,7 +70,10 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
         "hand_index": game.hand_index,
         "phase": PHASE_NAMES[game.phase] if shown else "turn",
         "claim": (
-            {"seat": window.source, "tile": tile_name(window.tile), "kind": window.kind} if window is not None else None
+            # .value: a plain str, as API.md gives it (WindowKind is a str enum)
+            {"seat": window.source, "tile": tile_name(window.tile), "kind": window.kind.value}
+            if window is not None
+            else None
         ),
         "last_discard": (
             {"seat": game.last_discard[0], "tile": tile_name(game.last_discard[1])}

@@ -293,6 +293,9 @@ def test_claim_tile_only_to_the_player_asked():
         assert s(env, seat, "phase_turn") == 1.0 and s(env, seat, "phase_claim") == 0.0
         assert not any(s(env, seat, n) for n in ("claim_from_1", "claim_from_2", "claim_from_3", "window_discard"))
         np.testing.assert_array_equal(row(env, seat, "last_discard"), one_hot("1z"))
+    claim = env.view("player_2")["claim"]  # the readable view agrees, in plain JSON types (API.md)
+    assert claim == {"seat": 0, "tile": "1z", "kind": "discard"} and type(claim["kind"]) is str
+    assert env.view("player_0")["claim"] is None
 
     act(env, "player_2: pong")
     assert s(env, 2, "context_claim") == 1.0 and not row(env, 2, "claim_tile").any()
