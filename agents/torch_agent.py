@@ -80,14 +80,22 @@ class TorchAgent(Agent):
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, *, seed: int | None = 0, device: str | torch.device = "auto", greedy: bool = True
+        cls,
+        path: str | Path,
+        *,
+        seed: int | None = 0,
+        device: str | torch.device = "auto",
+        greedy: bool = True,
+        advantage_margin: float | None = None,
     ) -> TorchAgent:
-        """Load a checkpoint written by `agents.network.save_checkpoint` (``weights_only=True``)."""
+        """Load a checkpoint written by `agents.network.save_checkpoint` (``weights_only=True``);
+        ``advantage_margin`` overrides the one stored in it (``inf``: the policy head alone)."""
         target = resolve_device(device)
         network, meta = load_checkpoint(path, target)
-        margin = meta.get("metadata", {}).get("advantage_margin", 0.0)
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not np.isfinite(margin):
-            raise ValueError(f"checkpoint {str(path)!r}: metadata advantage_margin must be a number, got {margin!r}")
+        stored = meta.get("metadata", {}).get("advantage_margin", 0.0)
+        margin = stored if advantage_margin is None else advantage_margin
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or np.isnan(margin):
+            raise ValueError(f"checkpoint {str(path)!r}: advantage_margin must be a number, got {margin!r}")
         agent = cls(network, variant=meta.get("variant"), device=target, greedy=greedy, seed=seed, advantage_margin=margin)
         agent.name = f"torch:{Path(path).name}"
         return agent
