@@ -161,6 +161,7 @@ def _play(args: argparse.Namespace) -> int:
         seed=args.seed,
         hands=args.hands,
         save=args.save,
+        profile=args.profile,
     )
     return 0
 
@@ -193,6 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=None, help="seed of the deal (default random)")
     play.add_argument("--hands", type=int, default=1, help="number of hands (default 1)")
     play.add_argument("--save", default=None, help="append the game record to this JSON Lines file")
+    play.add_argument("--profile", default="seed", help="rule profile: seed (default) or, for changchun, mil2024 (C14)")
     play.set_defaults(run=_play)
     return parser
 

@@ -167,11 +167,13 @@ def play(
     save: str | Path | None = None,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    profile: str = "seed",
 ) -> dict[str, Any]:
     """Play ``hands`` hands (one match of ``num_hands=hands``) of ``variant`` as
     ``player_{seat}`` against ``opponents``: a policy spec registered in the
     ``mahjong_env.policies`` entry-point group (``random``, ``heuristic``, ``torch:ckpt.pt``,
     see `mahjong_env.policies`), or three separated by commas for the seats after yours in order.
+    ``profile`` names the rule profile (``"seed"``, or ``"mil2024"`` for Changchun, RULES.md C14).
     Returns the game record (saved to ``save`` if given), also when the person quits early."""
     stdin = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
@@ -184,7 +186,7 @@ def play(
     for i, spec in enumerate(specs):
         other = (seat + 1 + i) % 4
         bots[other] = build_policy(spec, base_seed * 4 + other)
-    env = module.env(num_hands=hands)
+    env = module.env(num_hands=hands, profile=profile)
     env.reset(seed=seed)
     raw = env.unwrapped
     me = f"player_{seat}"

@@ -199,3 +199,16 @@ def test_kong_payments_are_told_when_the_kong_stands() -> None:
             assert gained > 0
             told = [line for line in narrator.step(env.game, 0, action) if "for the kong" in line]
             assert len(told) == 1 and told[0].startswith(f"player_0 receives {gained:g} point(s)"), told
+
+
+def test_play_takes_a_rule_profile(tmp_path: Path) -> None:
+    """C14: `mahjong-env play --profile mil2024` plays the MIL rules (the record holds the resolved fields)."""
+    save = tmp_path / "mil.jsonl"
+    command = [sys.executable, "-m", "mahjong_env.cli", "play", "--variant", "changchun", "--profile", "mil2024"]
+    command += ["--opponents", "random", "--seed", "3", "--save", str(save)]
+    done = subprocess.run(command, input="0\n" * 600, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    (record,) = read_jsonl(save)
+    assert record["config"]["bao_dice"] == 1 and record["config"]["discard_all_pay"] is True
+    done = subprocess.run(command[:6] + ["--profile", "mil2023"], input="", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "mil2024" in done.stderr
