@@ -190,13 +190,13 @@ class VectorMahjong:
         games = self.games
         actors = [game.actor for game in games]
         encode_batch(self.encoders, games, actors, self.obs)
-        flat: list[int] = []
+        mask = bytearray(len(games) * A.NUM_ACTIONS)  # set item by item, then one copy into the rows
         offset = 0
         for game in games:
-            flat += [offset + a for a in game.legal_actions()]
+            for a in game.legal_actions():
+                mask[offset + a] = 1
             offset += A.NUM_ACTIONS
-        self.masks.fill(0)  # whole rows: a caller may have written into the returned masks
-        self._mask_flat[flat] = 1
+        self._mask_flat[:] = np.frombuffer(mask, np.int8)  # whole rows: a caller may have written into them
         self.seats[:] = actors
 
     # ------------------------------------------------------------------ stepping

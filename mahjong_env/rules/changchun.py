@@ -306,8 +306,10 @@ class ChangchunRules(RuleSet):
             options.append(A.PONG)
         if n == 3 and self.wall_allows_kong(game) and not self._single_left(st, 3, 1):
             options.append(A.KONG)
-        if distance == 1 and tile < 27 and not self._single_left(st, 2, 0, True):  # C3
-            options.extend(A.chow_actions(counts, tile))
+        if distance == 1 and tile < 27:
+            chows = A.chow_actions(counts, tile)
+            if chows and not self._single_left(st, 2, 0, True):  # C3 (asked only when a chow exists)
+                options.extend(chows)
         return options
 
     def rob_options(self, game: Game, seat: int, tile: int, konger: int, kind: WindowKind) -> list[int]:
