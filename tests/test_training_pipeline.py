@@ -145,3 +145,30 @@ def test_batched_duplicate_gate_is_paired_and_zero_sum():
     assert table.mean("h") > table.mean("r")
     low, high = bootstrap_ci(np.array([1.0, 2.0, 3.0, 4.0]))
     assert 1.0 <= low < 2.5 < high <= 4.0
+
+
+def test_relabel_adopts_only_decision_classes_the_rollouts_show_better():
+    """Policy improvement from paired rollouts: a class switch is adopted only when its gain's
+    95% interval is above zero, and only for players who are not ready."""
+    from mahjong_env import actions as A
+    from mahjong_env.observation import SCALARS
+    from training.paired import relabel
+
+    rng = np.random.default_rng(0)
+    n = 200
+    masks = np.zeros((n, 182), bool)
+    masks[:, [A.DISCARD + 3, A.CONCEALED_KONG + 5, A.PASS, A.PONG]] = True
+    actions = np.where(np.arange(n) < 100, A.DISCARD + 3, A.PASS)
+    candidates = np.full((n, 6), -1, np.int16)
+    qvalues = np.full((n, 6), np.nan, np.float32)
+    candidates[:100, :2] = [A.DISCARD + 3, A.CONCEALED_KONG + 5]
+    qvalues[:100, 0], qvalues[:100, 1] = 0.0, 1.0 + rng.normal(0, 1, 100)  # the kong is better
+    candidates[100:, :2] = [A.PASS, A.PONG]
+    qvalues[100:, 0], qvalues[100:, 1] = 0.0, rng.normal(0, 5, 100)  # the pong is a coin toss
+    scalars = np.zeros((n, 102), np.float32)
+    scalars[:10, SCALARS.index("ready_0")] = 1.0  # ready players keep their labels
+    data = {"actions": actions, "masks": masks, "candidates": candidates, "qvalues": qvalues, "scalars": scalars}
+    labels, adopted = relabel(data, np.arange(n))
+    assert [(a["from"], a["to"]) for a in adopted] == [("discard", "kong_own")]
+    assert (labels[10:100] == A.CONCEALED_KONG + 5).all() and (labels[:10] == A.DISCARD + 3).all()
+    assert (labels[100:] == A.PASS).all()

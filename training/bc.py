@@ -40,7 +40,7 @@ from agents.network import PolicyNetwork, masked_logits, save_checkpoint
 from agents.torch_agent import choose_with_advantage, resolve_device
 from mahjong_env.features import ANALYSIS_CHANNELS
 from training.cli import MetricLogger, new_run_dir, plot_curves, progress_bar, require, script_main
-from training.paired import DECISION_KINDS, generate
+from training.paired import DECISION_KINDS, generate, relabel
 
 __all__ = ["MARGINS", "Args", "main", "train"]
 
@@ -93,6 +93,9 @@ class Args:
     """train an advantage head on the paired rollouts (needs rollout rows in the data)"""
     advantage_coef: float = 1.0
     """weight of the advantage head's loss"""
+    relabel: bool = False
+    """policy improvement from the rollouts: adopt every decision class whose paired-rollout gain over
+    the heuristic's choice has a 95% interval above zero (training.paired.relabel) as the training label"""
     value_coef: float = 0.0
     """weight of the value head's loss (0: off; a value loss in the shared trunk crowds out the policy)"""
     reward_scale: float = 0.125
@@ -258,6 +261,11 @@ def train(args: Args) -> Path:
     val_hands = rng.choice(hand_ids, size=max(1, int(len(hand_ids) * args.val_fraction)), replace=False)
     is_val = np.isin(data["games"], val_hands)
     train_idx, val_idx = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    adopted: list[dict] = []
+    if args.relabel:  # the training split only: held-out agreement stays agreement with the heuristic
+        data["actions"], adopted = relabel(data, train_idx)
+        for item in adopted:
+            print(f"bc: relabel {item}")
     q = data["qvalues"][rolled & ~is_val]
     centred = q - np.nanmean(q, axis=1, keepdims=True)
     adv_scale = float(np.nanstd(centred)) if use_adv and np.isfinite(np.nanstd(centred)) and np.nanstd(centred) > 0 else 1.0
@@ -329,6 +337,7 @@ def train(args: Args) -> Path:
             "args": dataclasses.asdict(args),
             "val": {k: float(v) for k, v in metrics.items()},
             "advantage_scale": adv_scale,
+            "relabelled": adopted,
             "advantage_margin": float(metrics.get("adv_margin", 0.0)),
             "train_samples": len(train_idx),
             "rollout_rows": int(rolled.sum()),

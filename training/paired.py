@@ -40,7 +40,18 @@ from mahjong_env.variants import get_variant
 from mahjong_env.vector import VectorMahjong
 from mahjong_env.view import table_view
 
-__all__ = ["DECISION_KINDS", "MAX_CANDIDATES", "clone_game", "decision_kind", "paired_dataset", "play_out"]
+__all__ = [
+    "ACTION_CLASSES",
+    "DECISION_KINDS",
+    "MAX_CANDIDATES",
+    "action_class",
+    "class_gains",
+    "clone_game",
+    "decision_kind",
+    "paired_dataset",
+    "play_out",
+    "relabel",
+]
 
 MAX_CANDIDATES = 6
 TILE_ROWS = NUM_CHANNELS - 3
@@ -65,6 +76,89 @@ def decision_kind(mask: np.ndarray, label: int) -> int:
     if label < A.CHOW_LOW or label in A.SPECIAL_DECLARATIONS:
         return 3
     return 6
+
+
+ACTION_CLASSES = ("discard", "ready", "kong_own", "pass", "pong", "chow", "kong_claim", "other")
+"""Coarse classes of actions, for the policy-improvement step of `relabel`."""
+
+
+def action_class(action: int) -> int:
+    """Index into `ACTION_CLASSES` of an action id."""
+    if action < A.READY:
+        return 0
+    if action < A.CONCEALED_KONG:
+        return 1
+    if action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
+        return 2
+    if action == A.PASS:
+        return 3
+    if action == A.PONG:
+        return 4
+    if action in (A.CHOW_LOW, A.CHOW_MID, A.CHOW_HIGH):
+        return 5
+    if action == A.KONG:
+        return 6
+    return 7
+
+
+_CLASS_OF = np.array([action_class(a) for a in range(A.NUM_ACTIONS)])
+
+
+def class_gains(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[tuple[int, int], tuple[int, float, float]]:
+    """For each (class of the heuristic's action, class of an alternative candidate) of the
+    rolled-out ``rows``: (count, mean of alternative minus heuristic points, its standard error)."""
+    samples: dict[tuple[int, int], list[float]] = {}
+    for r in rows:
+        q, cands, label = data["qvalues"][r], data["candidates"][r], int(data["actions"][r])
+        valid = [int(c) for c in cands if c >= 0]
+        if np.isnan(q[0]) or label not in valid:
+            continue
+        base = q[valid.index(label)]
+        for k, c in enumerate(valid):
+            if _CLASS_OF[c] != _CLASS_OF[label]:
+                samples.setdefault((int(_CLASS_OF[label]), int(_CLASS_OF[c])), []).append(float(q[k] - base))
+    out = {}
+    for key, values in samples.items():
+        v = np.asarray(values)
+        out[key] = (len(v), float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("inf"))
+    return out
+
+
+def relabel(
+    data: dict[str, np.ndarray], rows: np.ndarray, min_count: int = 30, z: float = 1.96
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Policy improvement from the paired rollouts, one decision class at a time.
+
+    Every (heuristic's class → alternative class) whose rollout gain has a confidence interval
+    above zero (``mean - z * se > 0`` over at least ``min_count`` rolled-out decisions of
+    ``rows``) is adopted: each row of ``rows`` whose label is of the first class, whose mask
+    offers the second and whose player is not ready (rollouts only compare a free player's
+    options) gets the alternative as its label (the candidate with the best rollout where the
+    row has one, else the first legal action of that class). Returns the new labels (all
+    rows) and the adopted classes with their statistics."""
+    from mahjong_env.observation import SCALARS
+
+    labels = data["actions"].copy()
+    adopted = []
+    ready_slot = SCALARS.index("ready_0")
+    for (h, alt), (n, mean, se) in sorted(class_gains(data, rows).items()):
+        if n < min_count or mean - z * se <= 0:
+            continue
+        changed = 0
+        for r in rows:
+            if _CLASS_OF[labels[r]] != h or data["scalars"][r][ready_slot] > 0:
+                continue
+            legal = np.flatnonzero(data["masks"][r])
+            options = [int(a) for a in legal if _CLASS_OF[a] == alt]
+            if not options:
+                continue
+            cands, q = data["candidates"][r], data["qvalues"][r]
+            rolled = [(q[k], int(c)) for k, c in enumerate(cands) if c >= 0 and _CLASS_OF[c] == alt and not np.isnan(q[k])]
+            labels[r] = max(rolled)[1] if rolled else options[0]
+            changed += 1
+        adopted.append({"from": ACTION_CLASSES[h], "to": ACTION_CLASSES[alt], "rollouts": n, "gain": mean,
+                        "se": se, "rows_relabelled": changed})
+    return labels, adopted
 
 
 def clone_game(game: Game) -> Game:
