@@ -22,7 +22,7 @@ from mahjong_env import actions as A
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
-from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_state, observation_box, state_box
+from mahjong_env.observation import ObservationEncoder, encode_state, observation_box, state_box
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.xinjiang import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
