@@ -88,6 +88,12 @@ class DuplicateResult:
                 f"{name:<16}{self.mean(name):>+12.3f}{f'[{low:+.3f}, {high:+.3f}]':>20}"
                 f"{self.wins[name] / held:>8.3f}{self.deal_ins[name] / held:>9.3f}"
             )
+        if len(self.names) > 2:  # four-agent tables: the paired differences that say who is better
+            lines.append("paired differences (points/hand, 95% CI over deals):")
+            for i, a in enumerate(self.names):
+                for b in self.names[i + 1 :]:
+                    diff, (low, high) = self.difference(a, b)
+                    lines.append(f"  {a} - {b}: {diff:+.3f} [{low:+.3f}, {high:+.3f}]")
         return "\n".join(lines)
 
 
