@@ -97,36 +97,9 @@ class _Quit(Exception):
     """The person left (quit or end of input)."""
 
 
-def _ask(raw: Any, agent: str, seat: int, stdin: TextIO, out: TextIO) -> int:
-    legal = raw.legal_actions(agent)
-    _show(raw, agent, legal, out)
-    while True:
-        out.write(f"player_{seat}> ")
-        out.flush()
-        try:
-            line = stdin.readline()
-        except KeyboardInterrupt:
-            out.write("\n")
-            raise _Quit("interrupted") from None
-        if not line:
-            out.write("\n")
-            raise _Quit("end of input")
-        if not _interactive(stdin):
-            out.write(line if line.endswith("\n") else line + "\n")
-        word = line.strip().lower()
-        if word in _QUIT:
-            raise _Quit("quit")
-        if word in _HELP:
-            _show(raw, agent, legal, out)
-            continue
-        name, message = parse_choice(line, legal)
-        if name is not None:
-            return A.action_id(name)
-        out.write(f"  {message}\n")
-
-
-def _pause(stdin: TextIO, out: TextIO, prompt: str) -> None:
-    """Wait for the person between the hands of a match (any line goes on, 'quit' leaves)."""
+def _read_line(stdin: TextIO, out: TextIO, prompt: str) -> str:
+    """One line from the person after ``prompt`` (echoed when not a terminal); quitting words,
+    an interrupt or the end of input leave the game."""
     out.write(prompt)
     out.flush()
     try:
@@ -141,6 +114,26 @@ def _pause(stdin: TextIO, out: TextIO, prompt: str) -> None:
         out.write(line if line.endswith("\n") else line + "\n")
     if line.strip().lower() in _QUIT:
         raise _Quit("quit")
+    return line
+
+
+def _ask(raw: Any, agent: str, seat: int, stdin: TextIO, out: TextIO) -> int:
+    legal = raw.legal_actions(agent)
+    _show(raw, agent, legal, out)
+    while True:
+        line = _read_line(stdin, out, f"player_{seat}> ")
+        if line.strip().lower() in _HELP:
+            _show(raw, agent, legal, out)
+            continue
+        name, message = parse_choice(line, legal)
+        if name is not None:
+            return A.action_id(name)
+        out.write(f"  {message}\n")
+
+
+def _pause(stdin: TextIO, out: TextIO, prompt: str) -> None:
+    """Wait for the person between the hands of a match (any line goes on, 'quit' leaves)."""
+    _read_line(stdin, out, prompt)
 
 
 def _interactive(stream: TextIO) -> bool:
