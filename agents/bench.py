@@ -65,7 +65,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     rows = []
     print(f"{'agent':<44}{'variant':<11}{'ms/decision':>12}{'ms/choice':>11}{'decisions':>11}")
     for spec in args.agents:
+        trained_for = getattr(agent_registry.load(spec), "variant", None)  # a checkpoint plays its own variant
         for variant in variants:
+            if trained_for is not None and variant not in (trained_for, f"{trained_for}_v0") and args.variant == "both":
+                continue
             r = measure(spec, variant, args.decisions, seed=args.seed)
             rows.append({"agent": spec, "variant": variant, **r})
             print(f"{spec:<44}{variant:<11}{r['ms_per_decision']:>12.3f}{r['ms_per_choice']:>11.3f}{r['decisions']:>11,}")

@@ -9,9 +9,6 @@ b. the raw engine: ``Game.legal_actions()`` + ``Game.step()``, no observations;
 c. `mahjong_env.vector.VectorMahjong` with observations and masks, N = 1, 16, 64, 256 games,
    one core (env time only: the random policy's own time is left out);
 d. `mahjong_env.workers.ParallelVectorMahjong` on every core (one worker per core);
-e. full self-play with the shipped network (``agents/checkpoints/<variant>.pt``) choosing
-   every action on CPU, batched over the games; skipped with a message when it is absent
-   (``--checkpoint`` names another, ``--untrained-net`` times a freshly built network);
 r. the PettingZoo loop of API.md exactly (``env()``, ``env.last()`` at every decision, a
    random legal action, one core) beside RLCard's mahjong env (``rlcard.make("mahjong")``,
    ``env.step`` encoding the next player's state, a random legal action) in the same run, in
@@ -23,6 +20,8 @@ r. the PettingZoo loop of API.md exactly (``env()``, ``env.last()`` at every dec
 Rates are wall-clock; "cpu" columns divide by this process's CPU time instead, which is less
 disturbed by other jobs on a shared machine. Each variant is warmed up first (the hand
 analysis tables fill lazily). This is a command, not a test: nothing here asserts a speed.
+Agents (the heuristic, the shipped networks in self-play) are timed by ``python -m
+agents.bench``: the env package does not import the agents.
 """
 
 from __future__ import annotations
@@ -51,12 +50,11 @@ __all__ = [
     "bench_engine",
     "bench_vector",
     "bench_parallel",
-    "bench_selfplay",
     "bench_rlcard",
     "profile_breakdown",
 ]
 
-SECTIONS = "abcder"
+SECTIONS = "abcdr"
 
 VARIANTS = variant_names()
 
@@ -259,55 +257,6 @@ def bench_parallel(variant: str, num_envs: int, workers: int, seconds: float, se
     return out
 
 
-def bench_selfplay(
-    variant: str, num_envs: int, seconds: float, checkpoint: str | None, untrained: bool, threads: int, seed: int = 0
-) -> dict[str, Any]:
-    """(e) Self-play with a policy network choosing every action (greedy, CPU)."""
-    try:
-        import torch
-    except ImportError:
-        return {"skipped": "PyTorch is not installed (pip install -e '.[train]')"}
-    from agents.network import PolicyNetwork, load_checkpoint, masked_logits
-    from mahjong_env.vector import VectorMahjong
-
-    name = get_variant(variant).name
-    path = (
-        Path(checkpoint)
-        if checkpoint
-        else Path(__file__).resolve().parent.parent / "agents" / "checkpoints" / f"{name}.pt"
-    )
-    if path.exists():
-        network, _ = load_checkpoint(path, "cpu")
-        source = str(path)
-    elif untrained:
-        network, source = PolicyNetwork(), "untrained PolicyNetwork() (default architecture)"
-    else:
-        return {
-            "skipped": f"no checkpoint at {path} (pass --checkpoint PATH, or --untrained-net to time a fresh network)"
-        }
-    network.eval()
-    torch.set_num_threads(threads)
-    net_time = [0.0]
-
-    def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        start = time.perf_counter()
-        with torch.inference_mode():
-            logits, _ = network(torch.from_numpy(obs))
-            actions = masked_logits(logits, torch.from_numpy(masks)).argmax(dim=1).numpy()
-        net_time[0] += time.perf_counter() - start
-        return actions
-
-    venv = VectorMahjong(variant, num_envs, seed=seed)
-    out = _drive(venv, policy, seconds)
-    decisions = out["decisions"]
-    out["network"] = source
-    out["torch_threads"] = threads
-    out["network_decisions_per_s"] = decisions / net_time[0] if net_time[0] else float("nan")
-    out["selfplay_decisions_per_s"] = out["loop_decisions_per_s"]
-    out["selfplay_hands_per_s"] = out["hands"] / (out["seconds"] + net_time[0])
-    return out
-
-
 def profile_breakdown(variant: str, num_envs: int = 64, steps: int = 1000, seed: int = 0) -> dict[str, Any]:
     """cProfile of `VectorMahjong.step` under random play: per-decision cost by part.
 
@@ -399,8 +348,8 @@ def _print_table(report: dict[str, Any]) -> None:
         if "skipped" in row:
             print(f"{variant:<10} {label:<34} {'-':>12} {'-':>10} {'-':>9}  skipped: {row['skipped']}")
             continue
-        rate = row.get("selfplay_decisions_per_s", row["decisions_per_s"])
-        hands = row.get("selfplay_hands_per_s", row["hands_per_s"])
+        rate = row["decisions_per_s"]
+        hands = row["hands_per_s"]
         cpu = row.get("cpu_decisions_per_s")
         notes = []
         if "peak_rss_mb" in row:
@@ -483,14 +432,6 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=_positive(int), default=None, help="workers for section d (default: every core)"
     )
     parser.add_argument("--envs-per-worker", type=_positive(int), default=64, help="games per worker in section d")
-    parser.add_argument("--selfplay-envs", type=_positive(int), default=64, help="games in section e")
-    parser.add_argument(
-        "--checkpoint", default=None, help="network for section e (default agents/checkpoints/<variant>.pt)"
-    )
-    parser.add_argument(
-        "--untrained-net", action="store_true", help="section e with a fresh network when no checkpoint exists"
-    )
-    parser.add_argument("--torch-threads", type=_positive(int), default=1, help="PyTorch CPU threads in section e")
     parser.add_argument(
         "--warmup-hands",
         type=_positive(int, 0),
@@ -498,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         help="raw-engine hands played first to fill the hand tables",
     )
     parser.add_argument(
-        "--sections", type=_sections, default="abcde", help=f"which sections to run, e.g. 'ac' (of {SECTIONS})"
+        "--sections", type=_sections, default="abcd", help=f"which sections to run, e.g. 'ac' (of {SECTIONS})"
     )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile breakdown of VectorMahjong N=64")
     parser.add_argument("--json", dest="json_path", default=None, help="also write the results to this JSON file")
@@ -524,10 +465,6 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "d":
                 n = workers * args.envs_per_worker
                 rows[f"d. Parallel N={n}, {workers} workers"] = bench_parallel(variant, n, workers, args.seconds)
-            elif section == "e":
-                rows[f"e. self-play + network N={args.selfplay_envs}"] = bench_selfplay(
-                    variant, args.selfplay_envs, args.seconds, args.checkpoint, args.untrained_net, args.torch_threads
-                )
             elif section == "r":
                 rows["r. PettingZoo loop vs RLCard, 1 core"] = bench_rlcard(variant, args.hands)
         print(f"# section {section} done", file=sys.stderr, flush=True)

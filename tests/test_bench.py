@@ -17,7 +17,7 @@ from mahjong_env import bench
     [
         (["--hands", "-1"], "argument --hands: must be at least 1, got '-1'"),
         (["--hands", "x"], "argument --hands: must be an int, got 'x'"),
-        (["--sections", "az"], "argument --sections: unknown section(s) 'z'; valid sections: a, b, c, d, e, r"),
+        (["--sections", "az"], "argument --sections: unknown section(s) 'z'; valid sections: a, b, c, d, r"),
         (["--sizes", "16,0"], "argument --sizes: must be positive ints separated by commas"),
         (["--seconds", "0"], "argument --seconds: must be at least 0.01"),
         (["--variant", "riichi"], "argument --variant: invalid choice: 'riichi'"),
