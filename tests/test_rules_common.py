@@ -271,6 +271,12 @@ def test_r5_tianhu_flag_changchun():
     """R5: with allow_tianhu the dealt complete hand may win (Changchun has no ready rule)."""
     env = deal(CC, ["123m456p789s111z55z", None, None, None], allow_tianhu=True)
     assert "win" in legal(env)
+    act(env, "player_0: win")  # settles without a drawn tile: read as won on the kind that scores most
+    outcome = result(env)
+    assert outcome["outcome"] == "win" and outcome["winner"] == 0 and outcome["method"] == "self_draw"
+    assert outcome["tile"] is None  # no tile was taken: the hand was dealt complete
+    assert dict(map(tuple, outcome["fans"]))["zimo"] == 1
+    assert sum(outcome["deltas"]) == 0 and outcome["deltas"][0] > 0
 
 
 def test_r5_single_legal_action_is_still_a_decision():

@@ -492,6 +492,25 @@ class ChangchunRules(RuleSet):
                 best, best_total = fans, total
         return best
 
+    def _dealt_win_tile(self, game: Game, winner: int, counts: list[int], method: WinMethod) -> int:
+        """R5 ``allow_tianhu``: a win on the dealt 14 tiles has no drawn tile; read it as won on
+        the held kind that completes it and scores most."""
+        st = game.seats[winner]
+        best, best_total = -1, -1
+        for w in range(34):
+            if not counts[w]:
+                continue
+            hand13 = list(counts)
+            hand13[w] -= 1
+            waits = self._waits(st.melds, hand13)
+            if not waits >> w & 1:
+                continue
+            total = sum(f.fan for f in self._winner_fans(game, winner, counts, w, method, waits & (waits - 1) == 0))
+            if total > best_total:
+                best, best_total = w, total
+        assert best >= 0, "a dealt-tiles win needs a held kind that completes the hand"
+        return best
+
     def settle(self, game: Game, winner: int, method: WinMethod, tile: int | None, payer: int | None) -> Settlement:
         cfg = self.config
         st = game.seats[winner]
@@ -503,9 +522,9 @@ class ChangchunRules(RuleSet):
         elif method is WinMethod.BAO_MATCH:
             hand13 = list(counts)
         else:
-            assert st.drawn is not None
+            drawn = st.drawn if st.drawn is not None else self._dealt_win_tile(game, winner, counts, method)
             hand13 = list(counts)
-            hand13[st.drawn] -= 1
+            hand13[drawn] -= 1
         waits = self._waits(st.melds, hand13)
         single_wait = waits & (waits - 1) == 0
         if method is WinMethod.BAO_DRAW:  # the bao stands in for the winning tile that scores most
@@ -518,8 +537,7 @@ class ChangchunRules(RuleSet):
                     best = fans
             fans = best
         else:
-            win_tile = tile if tile is not None else st.drawn
-            assert win_tile is not None
+            win_tile = tile if tile is not None else (st.drawn if st.drawn is not None else drawn)
             if method is WinMethod.BAO_MATCH:
                 counts[win_tile] += 1
             fans = self._winner_fans(game, winner, counts, win_tile, method, single_wait)
