@@ -25,7 +25,7 @@ def measure(spec: str, variant: str, decisions: int, num_envs: int = 16, seed: i
     """``{"ms_per_decision", "ms_per_choice", "decisions", "choices"}`` of agent ``spec``."""
     agent = agent_registry.load(spec, seed=seed)
     venv = VectorMahjong(variant, num_envs, seed=seed)
-    obs, masks, seats = venv.reset()
+    obs, masks, _ = venv.reset()
     config = venv.config.to_dict()
     name = venv.variant.removesuffix("_v0")
     spent, done, choices = 0.0, 0, 0
@@ -37,7 +37,7 @@ def measure(spec: str, variant: str, decisions: int, num_envs: int = 16, seed: i
         actions = agent.act_batch(observations, infos)
         spent += time.perf_counter() - start
         done += num_envs
-        obs, masks, seats, _, _, _ = venv.step(np.asarray(actions))
+        obs, masks, _, _, _, _ = venv.step(np.asarray(actions))
     return {
         "ms_per_decision": 1000 * spent / done,
         "ms_per_choice": 1000 * spent / max(choices, 1),
@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                 continue
             r = measure(spec, variant, args.decisions, seed=args.seed)
             rows.append({"agent": spec, "variant": variant, **r})
-            print(f"{spec:<44}{variant:<11}{r['ms_per_decision']:>12.3f}{r['ms_per_choice']:>11.3f}{r['decisions']:>11,}")
+            print(
+                f"{spec:<44}{variant:<11}{r['ms_per_decision']:>12.3f}{r['ms_per_choice']:>11.3f}{r['decisions']:>11,}"
+            )
     return rows
 
 

@@ -155,7 +155,10 @@ class _Situation(PlayerAnalysis):
         the rule fields say)."""
         config = self.config
         tiles = declaration_tiles(
-            kind, self.counts, three_winds=bool(config.get("xuanfeng_three_winds")), yaoji=bool(config.get("yaoji_wild"))
+            kind,
+            self.counts,
+            three_winds=bool(config.get("xuanfeng_three_winds")),
+            yaoji=bool(config.get("yaoji_wild")),
         )
         return tuple(tiles) if tiles is not None else tuple(t for t in SPECIAL_GROUPS[kind] if self.counts[t])
 

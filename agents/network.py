@@ -57,7 +57,12 @@ CHECKPOINT_FORMAT = 1
 SCALAR_ROWS = 3
 TILE_PLANES = NUM_CHANNELS - SCALAR_ROWS
 SCALAR_SIZE = SCALAR_ROWS * NUM_KINDS
-ARCH_LIMITS = {"channels": (1, 256), "blocks": (0, 16), "hidden": (1, 2048), "extra_planes": (0, len(ANALYSIS_CHANNELS))}
+ARCH_LIMITS = {
+    "channels": (1, 256),
+    "blocks": (0, 16),
+    "hidden": (1, 2048),
+    "extra_planes": (0, len(ANALYSIS_CHANNELS)),
+}
 """Inclusive bounds of each integer ``arch`` field a checkpoint may ask for."""
 TILE_FAMILIES = CHOW_LOW // NUM_KINDS  # discard, ready, concealed_kong, added_kong, special_add
 _GROUP_WIDTH = 11  # one zero column, up to nine ranks, zero columns
@@ -91,7 +96,12 @@ class PolicyNetwork(nn.Module):
     """Observation planes → (masked-later policy logits over 182 actions, value)."""
 
     def __init__(
-        self, channels: int = 32, blocks: int = 2, hidden: int = 256, extra_planes: int = 0, advantage_head: bool = False
+        self,
+        channels: int = 32,
+        blocks: int = 2,
+        hidden: int = 256,
+        extra_planes: int = 0,
+        advantage_head: bool = False,
     ) -> None:
         super().__init__()
         self.channels, self.blocks, self.hidden = channels, blocks, hidden
@@ -152,7 +162,9 @@ class PolicyNetwork(nn.Module):
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Unmasked logits (B, 182) and values (B,) for observations (B, NUM_CHANNELS, 34)."""
         shared, per_tile = self.features(obs)
-        logits = _with_tiles(self.policy(shared), self.tile_policy(per_tile))  # tile families are family-major like the ids
+        logits = _with_tiles(
+            self.policy(shared), self.tile_policy(per_tile)
+        )  # tile families are family-major like the ids
         return logits, self.value(shared).squeeze(-1)
 
     def policy_and_advantages(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -191,7 +203,9 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(mask == 0, -1e9)
 
 
-def save_checkpoint(path: str | Path, network: PolicyNetwork, variant: str, metadata: dict[str, Any] | None = None) -> Path:
+def save_checkpoint(
+    path: str | Path, network: PolicyNetwork, variant: str, metadata: dict[str, Any] | None = None
+) -> Path:
     """Write a data-only checkpoint (see the module docstring); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +230,13 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         raise ValueError(f"checkpoint {str(path)!r} does not exist")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as error:  # not data-only, or not torch
+    except (
+        pickle.UnpicklingError,
+        RuntimeError,
+        EOFError,
+        ValueError,
+        OSError,
+    ) as error:  # not data-only, or not torch
         raise ValueError(f"{str(path)!r} is not a data-only torch checkpoint: {error}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "state_dict" not in payload:
         raise ValueError(f"{str(path)!r} is not a mahjong policy checkpoint (format {CHECKPOINT_FORMAT})")
@@ -230,8 +250,10 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
     network = PolicyNetwork(**arch)
     state = payload["state_dict"]
     own = network.state_dict()
-    if not isinstance(state, dict) or set(state) != set(own) or any(
-        not isinstance(state[k], torch.Tensor) or state[k].shape != own[k].shape for k in own
+    if (
+        not isinstance(state, dict)
+        or set(state) != set(own)
+        or any(not isinstance(state[k], torch.Tensor) or state[k].shape != own[k].shape for k in own)
     ):
         raise ValueError(f"checkpoint {str(path)!r}: its tensors do not match the network its arch describes")
     network.load_state_dict(state)

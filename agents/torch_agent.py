@@ -96,7 +96,9 @@ class TorchAgent(Agent):
         margin = stored if advantage_margin is None else advantage_margin
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or np.isnan(margin):
             raise ValueError(f"checkpoint {str(path)!r}: advantage_margin must be a number, got {margin!r}")
-        agent = cls(network, variant=meta.get("variant"), device=target, greedy=greedy, seed=seed, advantage_margin=margin)
+        agent = cls(
+            network, variant=meta.get("variant"), device=target, greedy=greedy, seed=seed, advantage_margin=margin
+        )
         agent.name = f"torch:{Path(path).name}"
         return agent
 
@@ -145,19 +147,21 @@ class TorchAgent(Agent):
                 assert info is not None
                 candidates = decision_candidates(info["view"], info["variant"], info.get("config"), mask[row])
                 if candidates:
-                    actions[row] = choose_with_advantage(actions[row], candidates, advantages[row], self.advantage_margin)
+                    actions[row] = choose_with_advantage(
+                        actions[row], candidates, advantages[row], self.advantage_margin
+                    )
         return actions
 
-    def _stack(self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None) -> np.ndarray:
+    def _stack(
+        self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None
+    ) -> np.ndarray:
         """The network's input rows: the observations, plus the analysis planes where needed."""
         rows = self.network.obs_rows
         first = observations[0]["observation"]
         if first.shape[0] == rows:
             return np.stack([o["observation"] for o in observations]).astype(np.float32, copy=False)
         if first.shape[0] != NUM_CHANNELS or rows != NUM_CHANNELS + len(ANALYSIS_CHANNELS):
-            raise ValueError(
-                f"this network reads {rows} observation rows, the observation has {first.shape[0]}"
-            )
+            raise ValueError(f"this network reads {rows} observation rows, the observation has {first.shape[0]}")
         out = np.zeros((len(observations), rows, first.shape[1]), np.float32)
         assert infos is not None
         for k, (o, info) in enumerate(zip(observations, infos)):

@@ -13,18 +13,24 @@ Everything is derived from the view, so it can reveal nothing the player may not
 Analysis planes (``ANALYSIS_CHANNELS``, ``(len(ANALYSIS_CHANNELS), 34)`` float32), columns are
 tile kinds unless a row says otherwise:
 
-| row | name | content |
-|---|---|---|
-| 0 | ``discard_shanten`` | (shanten after discarding T + 1) / 9 for held T (effective shanten: in Changchun plus the C9 penalty), 0 for kinds not held |
-| 1 | ``discard_best`` | 1 where discarding T reaches the lowest effective shanten |
-| 2 | ``discard_acceptance`` | unseen tiles that lower the shanten after discarding T, / 40 |
-| 3 | ``discard_ready_live`` | after discarding T the hand is ready: 0.1 + unseen winning tiles / 20 (0 if not ready) |
-| 4 | ``draw_useful`` | 3n+1 hands (waiting for a draw or a claim): 1 for kinds whose draw lowers the shanten |
-| 5 | ``unseen`` | unseen copies / 4 |
-| 6 | ``winning`` | 3n+1 hands: unseen copies / 4 + 0.25 for each kind that completes the hand (C9 included) |
-| 7 | ``danger`` | ready players that may win on a discard of T and have not shown T safe since their declaration, / 3 |
-| 8 | ``seven_pairs`` | where seven pairs is a winning form and the hand is closed: (seven-pairs shanten after discarding T + 1) / 7 |
-| 9 | ``claim`` | scalars: columns 0–4 shanten after pong / kong / chow_low / chow_mid / chow_high (+1, / 9; 0: not possible), 5–9 their acceptance / 40, 10 current shanten (+1, / 9), 11 current acceptance / 40 |
+- 0 ``discard_shanten``: (shanten after discarding T + 1) / 9 for held T (effective shanten:
+  in Changchun plus the C9 penalty), 0 for kinds not held;
+- 1 ``discard_best``: 1 where discarding T reaches the lowest effective shanten;
+- 2 ``discard_acceptance``: unseen tiles that lower the shanten after discarding T, / 40;
+- 3 ``discard_ready_live``: after discarding T the hand is ready: 0.1 + unseen winning tiles
+  / 20 (0 if not ready);
+- 4 ``draw_useful``: 3n+1 hands (waiting for a draw or a claim): 1 for kinds whose draw lowers
+  the shanten;
+- 5 ``unseen``: unseen copies / 4;
+- 6 ``winning``: 3n+1 hands: unseen copies / 4 + 0.25 for each kind that completes the hand
+  (C9 included);
+- 7 ``danger``: ready players that may win on a discard of T and have not shown T safe since
+  their declaration, / 3;
+- 8 ``seven_pairs``: where seven pairs is a winning form and the hand is closed: (seven-pairs
+  shanten after discarding T + 1) / 7;
+- 9 ``claim``: scalars: columns 0–4 shanten after pong / kong / chow_low / chow_mid /
+  chow_high (+1, / 9; 0: not possible), 5–9 their acceptance / 40, 10 the current shanten
+  (+1, / 9), 11 the current acceptance / 40.
 """
 
 from __future__ import annotations
@@ -380,7 +386,9 @@ def analysis_planes(
     return out
 
 
-def decision_candidates(view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None, mask: np.ndarray) -> list[int]:
+def decision_candidates(
+    view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None, mask: np.ndarray
+) -> list[int]:
     """The few actions worth comparing at this decision, from the player's own information;
     empty where one action is clearly right or the choice is routine (then a policy decides).
 
@@ -409,7 +417,10 @@ def decision_candidates(view: Mapping[str, Any], variant: str, config: Mapping[s
     if discards:
         counts, melds = a.counts, a.melds
         ranked = sorted(
-            ((e, tuple(-v for v in a.rank_key(counts, melds, t)), t) for e, t in a.discard_scores(counts, melds, discards))
+            (
+                (e, tuple(-v for v in a.rank_key(counts, melds, t)), t)
+                for e, t in a.discard_scores(counts, melds, discards)
+            )
         )
         out.append(A.DISCARD + ranked[0][2])
         danger = a.danger

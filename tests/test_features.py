@@ -44,8 +44,15 @@ def test_golden_discard_planes_of_a_ready_shape():
 def test_seven_pairs_follow_the_rule_field():
     """C9: seven pairs count in Changchun only with allow_seven_pairs; X3 allows them."""
     view = {
-        "seat": 0, "hand": "1155m2299p3377s46z", "melds": [[], [], [], []], "discards": [[], [], [], []],
-        "ready": [False] * 4, "xianggong": [False] * 4, "bao": None, "claim": None, "history": [],
+        "seat": 0,
+        "hand": "1155m2299p3377s46z",
+        "melds": [[], [], [], []],
+        "discards": [[], [], [], []],
+        "ready": [False] * 4,
+        "xianggong": [False] * 4,
+        "bao": None,
+        "claim": None,
+        "history": [],
     }
     off = PlayerAnalysis(view, "changchun", {"allow_seven_pairs": False})
     on = PlayerAnalysis(view, "changchun", {"allow_seven_pairs": True})
@@ -57,9 +64,14 @@ def test_danger_marks_what_a_ready_player_let_pass_as_safe():
     """R8/C7: a ready player's winning tiles are fixed; a tile discarded after its declaration
     that it did not win on is safe against it; its own declaration tile is not."""
     view = {
-        "seat": 0, "hand": "123m456p789s1122z3z", "melds": [[], [], [], []],
-        "discards": [["7z"], ["5m"], ["3p"], ["9s"]], "ready": [False, True, False, False],
-        "xianggong": [False] * 4, "bao": None, "claim": None,
+        "seat": 0,
+        "hand": "123m456p789s1122z3z",
+        "melds": [[], [], [], []],
+        "discards": [["7z"], ["5m"], ["3p"], ["9s"]],
+        "ready": [False, True, False, False],
+        "xianggong": [False] * 4,
+        "bao": None,
+        "claim": None,
         "history": [[0, "7z", False, False], [1, "5m", False, True], [2, "3p", False, False], [3, "9s", False, False]],
     }
     danger = discard_danger(view)
@@ -106,8 +118,10 @@ def test_torch_agent_reads_the_planes_from_the_env_or_computes_them_from_its_vie
             break
 
 
-@pytest.mark.parametrize("variant,module,profile", [("xinjiang", xinjiang_v0, "seed"), ("changchun", changchun_v0, "seed"),
-                                                    ("changchun", changchun_v0, "mil2024")])
+@pytest.mark.parametrize(
+    "variant,module,profile",
+    [("xinjiang", xinjiang_v0, "seed"), ("changchun", changchun_v0, "seed"), ("changchun", changchun_v0, "mil2024")],
+)
 def test_r13_analysis_planes_reveal_nothing_hidden(variant, module, profile):
     """R13: twin deals (others' tiles or the undrawn wall swapped) give the observer the same
     observation, analysis planes included, until its own information differs."""
@@ -116,6 +130,7 @@ def test_r13_analysis_planes_reveal_nothing_hidden(variant, module, profile):
     for seed in range(12):
         raw, _, _ = play_checked(module, seed, seed, profile=profile)
         hand = raw.record()["hands"][0]
-        compared += hidden_info_comparisons(module, seed, hand, rng.randrange(4), rng, profile=profile,
-                                            analysis_features=True)
+        compared += hidden_info_comparisons(
+            module, seed, hand, rng.randrange(4), rng, profile=profile, analysis_features=True
+        )
     assert compared >= 60

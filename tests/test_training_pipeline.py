@@ -124,10 +124,14 @@ def test_checkpoint_arch_is_bounded_before_anything_is_built(tmp_path):
     """Issue 13: a data-only file asking for a huge network is refused, not allocated."""
     path = save_checkpoint(tmp_path / "ok.pt", PolicyNetwork(8, 1, 32), "xinjiang")
     payload = torch.load(path, weights_only=True)
-    for bad in ({"channels": 4096, "blocks": 64, "hidden": 65536}, {"channels": 8, "blocks": 1, "hidden": True},
-                {"channels": 8, "blocks": 1, "hidden": 32, "extra_planes": 3}, "nonsense"):
+    for bad in (
+        {"channels": 4096, "blocks": 64, "hidden": 65536},
+        {"channels": 8, "blocks": 1, "hidden": True},
+        {"channels": 8, "blocks": 1, "hidden": 32, "extra_planes": 3},
+        "nonsense",
+    ):
         torch.save(dict(payload, arch=bad), tmp_path / "bad.pt")
-        with pytest.raises(ValueError, match="arch|observations"):
+        with pytest.raises(ValueError, match=r"arch|observations"):
             load_checkpoint(tmp_path / "bad.pt")
     torch.save(dict(payload, state_dict={"stem.weight": torch.zeros(1)}), tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="tensors"):

@@ -133,7 +133,9 @@ def check_args(args: Args) -> None:
     require(args.batch_size >= 1, f"--batch-size must be a positive int, got {args.batch_size}")
     require(args.learning_rate > 0, f"--learning-rate must be positive, got {args.learning_rate}")
     require(args.advantage_coef >= 0 and args.value_coef >= 0, "--advantage-coef and --value-coef must be >= 0")
-    require(args.channels >= 1 and args.blocks >= 0 and args.hidden >= 1, "--channels/--hidden must be >= 1, --blocks >= 0")
+    require(
+        args.channels >= 1 and args.blocks >= 0 and args.hidden >= 1, "--channels/--hidden must be >= 1, --blocks >= 0"
+    )
     require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
 
 
@@ -167,7 +169,9 @@ def _advantage_loss(adv: torch.Tensor, cands: torch.Tensor, qvals: torch.Tensor,
     return err[rows].sum() / valid[rows].sum()
 
 
-def evaluate(network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndarray, args: Args, device: torch.device) -> dict[str, float]:
+def evaluate(
+    network: PolicyNetwork, data: dict[str, np.ndarray], index: np.ndarray, args: Args, device: torch.device
+) -> dict[str, float]:
     """Held-out agreement (overall and per decision type), losses and the advantage head's
     estimated gain over the heuristic on rolled-out decisions."""
     network.eval()
@@ -249,7 +253,13 @@ def train(args: Args) -> Path:
             data = {k: saved[k] for k in saved.files}
     else:
         data = generate(
-            args.variant, args.decisions, args.seed, args.data_workers, args.rollout_prob, args.explore, num_envs=args.num_envs
+            args.variant,
+            args.decisions,
+            args.seed,
+            args.data_workers,
+            args.rollout_prob,
+            args.explore,
+            num_envs=args.num_envs,
         )
     if args.analysis and "analysis" not in data:
         raise ValueError("the data set has no analysis planes; generate it with analysis or pass --no-analysis")
@@ -268,7 +278,9 @@ def train(args: Args) -> Path:
             print(f"bc: relabel {item}")
     q = data["qvalues"][rolled & ~is_val]
     centred = q - np.nanmean(q, axis=1, keepdims=True)
-    adv_scale = float(np.nanstd(centred)) if use_adv and np.isfinite(np.nanstd(centred)) and np.nanstd(centred) > 0 else 1.0
+    adv_scale = (
+        float(np.nanstd(centred)) if use_adv and np.isfinite(np.nanstd(centred)) and np.nanstd(centred) > 0 else 1.0
+    )
     logger.scalar("bc/train_samples", len(train_idx), 0)
     logger.scalar("bc/val_samples", len(val_idx), 0)
     logger.scalar("bc/rollout_rows", int(rolled.sum()), 0)
@@ -276,7 +288,9 @@ def train(args: Args) -> Path:
 
     # network and optimiser
     extra = len(ANALYSIS_CHANNELS) if args.analysis else 0
-    network = PolicyNetwork(args.channels, args.blocks, args.hidden, extra_planes=extra, advantage_head=use_adv).to(device)
+    network = PolicyNetwork(args.channels, args.blocks, args.hidden, extra_planes=extra, advantage_head=use_adv).to(
+        device
+    )
     optimizer = torch.optim.AdamW(network.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     batches_per_epoch = max(1, -(-len(train_idx) // args.batch_size))
     total_updates = args.epochs * batches_per_epoch
@@ -322,7 +336,9 @@ def train(args: Args) -> Path:
             metrics = evaluate(network, data, val_idx, args, device)
             for key, value_ in metrics.items():
                 logger.scalar(f"bc/val_{key}", value_, step)
-            bar.set_postfix(epoch=epoch + 1, val_acc=f"{metrics['accuracy']:.3f}", gain=f"{metrics.get('adv_gain', 0):+.3f}")
+            bar.set_postfix(
+                epoch=epoch + 1, val_acc=f"{metrics['accuracy']:.3f}", gain=f"{metrics.get('adv_gain', 0):+.3f}"
+            )
     seconds = time.time() - start
     logger.scalar("charts/wall_seconds", seconds, step)
 
@@ -349,14 +365,25 @@ def train(args: Args) -> Path:
         from agents.torch_agent import TorchAgent
         from training.duplicate import one_vs_three
 
-        gate = one_vs_three(args.variant, TorchAgent.from_checkpoint(save_path, device="cpu"), HeuristicAgent(),
-                            args.gate_deals, args.seed)
+        gate = one_vs_three(
+            args.variant,
+            TorchAgent.from_checkpoint(save_path, device="cpu"),
+            HeuristicAgent(),
+            args.gate_deals,
+            args.seed,
+        )
         low, high = gate.ci("candidate")
-        print(f"bc: gate 1-vs-3 against the heuristic: {gate.mean('candidate'):+.3f} [{low:+.3f}, {high:+.3f}] "
-              f"over {gate.hands} hands")
+        print(
+            f"bc: gate 1-vs-3 against the heuristic: {gate.mean('candidate'):+.3f} [{low:+.3f}, {high:+.3f}] "
+            f"over {gate.hands} hands"
+        )
         logger.scalar("eval/points_vs_heuristic", gate.mean("candidate"), step)
         payload = torch.load(save_path, weights_only=True)
-        payload["metadata"]["gate"] = {"points_vs_heuristic": gate.mean("candidate"), "ci95": [low, high], "hands": gate.hands}
+        payload["metadata"]["gate"] = {
+            "points_vs_heuristic": gate.mean("candidate"),
+            "ci95": [low, high],
+            "hands": gate.hands,
+        }
         torch.save(payload, save_path)
     plot_curves(
         logger.history,

@@ -92,7 +92,9 @@ def make_parser(cls: type, description: str | None = None) -> argparse.ArgumentP
         default = field.default if field.default is not dataclasses.MISSING else field.default_factory()  # type: ignore[misc]
         help_text = (docs.get(field.name, "") or " ").replace("%", "%%")
         if kind is bool:
-            parser.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+            parser.add_argument(
+                flag, dest=field.name, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
         elif kind in (int, float, str):
             parser.add_argument(
                 flag, dest=field.name, type=_none_or(kind) if optional else kind, default=default, help=help_text

@@ -78,8 +78,10 @@ class DuplicateResult:
         return float(diff.mean()), bootstrap_ci(diff)
 
     def table(self) -> str:
-        lines = [f"{self.hands} hands ({len(next(iter(self.per_deal.values())))} deals x {len(self.seatings)} seatings), "
-                 f"{self.decisions / max(self.seconds, 1e-9):,.0f} decisions/s"]
+        lines = [
+            f"{self.hands} hands ({len(next(iter(self.per_deal.values())))} deals x {len(self.seatings)} seatings), "
+            f"{self.decisions / max(self.seconds, 1e-9):,.0f} decisions/s"
+        ]
         lines.append(f"{'agent':<16}{'points/hand':>12}{'95% CI':>20}{'win':>8}{'deal-in':>9}")
         for name in sorted(self.names, key=lambda n: -self.mean(n)):
             low, high = self.ci(name)
@@ -169,7 +171,9 @@ def duplicate_match(
     )
 
 
-def one_vs_three(variant: str, candidate: Agent, baseline: Agent, deals: int, seed: int = 0, **kw: Any) -> DuplicateResult:
+def one_vs_three(
+    variant: str, candidate: Agent, baseline: Agent, deals: int, seed: int = 0, **kw: Any
+) -> DuplicateResult:
     """The candidate in each seat in turn, three copies of the baseline in the others."""
     seatings = [tuple("candidate" if s == j else "baseline" for s in range(4)) for j in range(4)]
     return duplicate_match(variant, {"candidate": candidate, "baseline": baseline}, seatings, deals, seed, **kw)
@@ -188,8 +192,12 @@ def main(argv: list[str] | None = None) -> DuplicateResult:
     parser.add_argument("--variant", default="changchun", choices=["xinjiang", "changchun"])
     parser.add_argument("--candidate", required=True, help="agents.load spec of the agent under test")
     parser.add_argument("--baseline", default="heuristic", help="agents.load spec of the three opponents (1v3)")
-    parser.add_argument("--others", nargs="*", default=None,
-                        help="4-agent format instead: up to three more NAME=SPEC entrants besides the candidate")
+    parser.add_argument(
+        "--others",
+        nargs="*",
+        default=None,
+        help="4-agent format instead: up to three more NAME=SPEC entrants besides the candidate",
+    )
     parser.add_argument("--deals", type=int, default=750, help="deals; 1v3 plays each four times (750 -> 3,000 hands)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals")
     parser.add_argument("--batch-deals", type=int, default=16, help="deals played side by side")
@@ -215,8 +223,15 @@ def main(argv: list[str] | None = None) -> DuplicateResult:
             rules[key] = value
     candidate = agent_registry.load(args.candidate, seed=args.seed)
     if args.others is None:
-        result = one_vs_three(args.variant, candidate, agent_registry.load(args.baseline, seed=args.seed + 1),
-                              args.deals, args.seed, deals_per_batch=args.batch_deals, **rules)
+        result = one_vs_three(
+            args.variant,
+            candidate,
+            agent_registry.load(args.baseline, seed=args.seed + 1),
+            args.deals,
+            args.seed,
+            deals_per_batch=args.batch_deals,
+            **rules,
+        )
     else:
         entrants = {"candidate": candidate}
         for k, item in enumerate(args.others):

@@ -20,8 +20,6 @@ import argparse
 import math
 from typing import Any
 
-import numpy as np
-
 import agents as agent_registry
 from training.duplicate import duplicate_match
 
@@ -92,13 +90,17 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="changchun", help="xinjiang or changchun")
     parser.add_argument(
-        "--agents", nargs="+", default=["heuristic=heuristic", "random=random"],
+        "--agents",
+        nargs="+",
+        default=["heuristic=heuristic", "random=random"],
         help="NAME=SPEC pairs, SPEC as agents.load takes it (random, heuristic, torch:PATH, module:Class)",
     )
     parser.add_argument("--hands", type=int, default=200, help="total hands to play (whole deals x seatings)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals")
     parser.add_argument(
-        "--torch-threads", type=int, default=1,
+        "--torch-threads",
+        type=int,
+        default=1,
         help="torch CPU threads (small batched networks: 1 is fastest on a shared CPU; 0 leaves torch's default)",
     )
     args = parser.parse_args(argv)

@@ -153,11 +153,21 @@ def relabel(
             if not options:
                 continue
             cands, q = data["candidates"][r], data["qvalues"][r]
-            rolled = [(q[k], int(c)) for k, c in enumerate(cands) if c >= 0 and _CLASS_OF[c] == alt and not np.isnan(q[k])]
+            rolled = [
+                (q[k], int(c)) for k, c in enumerate(cands) if c >= 0 and _CLASS_OF[c] == alt and not np.isnan(q[k])
+            ]
             labels[r] = max(rolled)[1] if rolled else options[0]
             changed += 1
-        adopted.append({"from": ACTION_CLASSES[h], "to": ACTION_CLASSES[alt], "rollouts": n, "gain": mean,
-                        "se": se, "rows_relabelled": changed})
+        adopted.append(
+            {
+                "from": ACTION_CLASSES[h],
+                "to": ACTION_CLASSES[alt],
+                "rollouts": n,
+                "gain": mean,
+                "se": se,
+                "rows_relabelled": changed,
+            }
+        )
     return labels, adopted
 
 
@@ -199,7 +209,8 @@ def paired_dataset(
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """At least ``decisions`` rows (rows of hands that ended) of four heuristic players
-    (decisions with one legal action are skipped), with paired rollouts at a share ``rollout_prob`` of the decisions that have
+    (decisions with one legal action are skipped), with paired rollouts at a share
+    ``rollout_prob`` of the decisions that have
     candidates; with probability ``explore`` a decision is played at random (its label stays
     the heuristic's).
 
@@ -274,7 +285,7 @@ def paired_dataset(
                 rows += 1
             if explore and rng.random() < explore:
                 actions[i] = int(rng.choice(np.flatnonzero(mask)))
-        obs, masks, seats, rewards, dones, infos = venv.step(actions)
+        obs, masks, seats, rewards, _, infos = venv.step(actions)
         cumulative += rewards
         for i, info in enumerate(infos):
             if "result" in info:  # the hand ended at this step: its rows get their returns
@@ -312,20 +323,39 @@ def _worker(job: tuple[str, int, int, float, float, int, float | None, dict[str,
             last[0] = rows
             print(f"  seed {seed}: {rows} rows, {time.monotonic() - start:.0f} s", flush=True)
 
-    return paired_dataset(variant, decisions, seed, num_envs=num_envs, rollout_prob=rollout_prob, explore=explore,
-                          progress=report, seconds=seconds, **rules)
+    return paired_dataset(
+        variant,
+        decisions,
+        seed,
+        num_envs=num_envs,
+        rollout_prob=rollout_prob,
+        explore=explore,
+        progress=report,
+        seconds=seconds,
+        **rules,
+    )
 
 
 def generate(
-    variant: str, decisions: int, seed: int, workers: int = 1, rollout_prob: float = 0.3, explore: float = 0.05,
-    num_envs: int = 16, seconds: float | None = None, **rule_overrides: Any,
+    variant: str,
+    decisions: int,
+    seed: int,
+    workers: int = 1,
+    rollout_prob: float = 0.3,
+    explore: float = 0.05,
+    num_envs: int = 16,
+    seconds: float | None = None,
+    **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """`paired_dataset` split over ``workers`` processes (seeds ``seed * 1000 + w``), merged;
     hand ids are made unique across workers."""
     if workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     share = -(-decisions // workers)
-    jobs = [(variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, rule_overrides) for w in range(workers)]
+    jobs = [
+        (variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, rule_overrides)
+        for w in range(workers)
+    ]
     if workers == 1:
         parts = [_worker(jobs[0])]
     else:
@@ -344,7 +374,9 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
     import time
 
-    parser = argparse.ArgumentParser(description="Generate behaviour-cloning rows with paired rollouts (training.paired)")
+    parser = argparse.ArgumentParser(
+        description="Generate behaviour-cloning rows with paired rollouts (training.paired)"
+    )
     parser.add_argument("--variant", default="changchun", choices=["xinjiang", "changchun"])
     parser.add_argument("--decisions", type=int, default=250_000, help="rows to generate (decisions with a choice)")
     parser.add_argument("--seed", type=int, default=1)
@@ -357,8 +389,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.decisions < 1 or args.workers < 1:
         parser.error("--decisions and --workers must be positive ints")
     start = time.time()
-    data = generate(args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore,
-                    seconds=args.seconds)
+    data = generate(
+        args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore, seconds=args.seconds
+    )
     np.savez(args.out, **data)
     rolled = int((~np.isnan(data["qvalues"][:, 0])).sum())
     print(f"{len(data['actions'])} rows, {rolled} with rollouts, {time.time() - start:.0f} s -> {args.out}")

@@ -29,7 +29,8 @@ only for training targets and never enters the checkpoint's policy.
 
 Metrics (TensorBoard and ``metrics.csv`` in ``runs/{variant}__{exp_name}__{seed}``):
 ``charts/episodic_return`` (mean learner points per game finished in the update),
-``charts/return_vs_{kind}`` and ``charts/win_rate_vs_{kind}`` per opponent kind, ``charts/SPS`` (env decisions per second, all seats), ``charts/learner_SPS``,
+``charts/return_vs_{kind}`` and ``charts/win_rate_vs_{kind}`` per opponent kind, ``charts/SPS``
+(env decisions per second, all seats), ``charts/learner_SPS``,
 ``charts/env_decisions_per_s`` (during collection only), ``losses/*`` as in CleanRL
 (``approx_kl``, ``clipfrac``, ``explained_variance`` …). ``learning_curve.png`` is written at
 the end.
@@ -183,7 +184,8 @@ def check_args(args: Args) -> None:
     require(args.num_envs >= 1 and args.num_steps >= 1, "--num-envs and --num-steps must be positive ints")
     require(
         args.total_steps >= args.num_envs * args.num_steps,
-        f"--total-steps ({args.total_steps}) must cover one rollout, --num-envs x --num-steps = {args.num_envs * args.num_steps}",
+        f"--total-steps ({args.total_steps}) must cover one rollout, "
+        f"--num-envs x --num-steps = {args.num_envs * args.num_steps}",
     )
     require(args.rollout_workers >= 0, f"--rollout-workers must be >= 0, got {args.rollout_workers}")
     require(args.backend in ("local", "ray"), f"--backend must be local or ray, got {args.backend!r}")
@@ -191,7 +193,9 @@ def check_args(args: Args) -> None:
     require(0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "--gamma must be in (0, 1], --gae-lambda in [0, 1]")
     require(args.num_minibatches >= 1 and args.update_epochs >= 1, "--num-minibatches and --update-epochs must be >= 1")
     require(args.clip_coef > 0, f"--clip-coef must be positive, got {args.clip_coef}")
-    require(args.reward_scale is None or args.reward_scale > 0, f"--reward-scale must be positive, got {args.reward_scale}")
+    require(
+        args.reward_scale is None or args.reward_scale > 0, f"--reward-scale must be positive, got {args.reward_scale}"
+    )
     require(args.anchor_coef >= 0, f"--anchor-coef must be >= 0, got {args.anchor_coef}")
     require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
     require(args.init is None or Path(args.init).is_file(), f"--init {args.init!r} does not exist")
@@ -234,7 +238,12 @@ def train(args: Args) -> Path:
 
     # opponents and games
     pool = OpponentPool(
-        {"heuristic": args.opp_heuristic, "random": args.opp_random, "snapshot": args.opp_snapshot, "self": args.opp_self},
+        {
+            "heuristic": args.opp_heuristic,
+            "random": args.opp_random,
+            "snapshot": args.opp_snapshot,
+            "self": args.opp_self,
+        },
         seed=args.seed,
         max_snapshots=args.max_snapshots,
     )
@@ -309,7 +318,9 @@ def train(args: Args) -> Path:
                 mb_adv = b_advantages[mb]
                 if args.norm_adv and len(mb) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                pg_loss = torch.max(
+                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
                 if args.clip_vloss:
                     v_unclipped = (newvalue - b_returns[mb]) ** 2
                     v_clipped = b_values[mb] + torch.clamp(newvalue - b_values[mb], -args.clip_coef, args.clip_coef)
@@ -352,7 +363,9 @@ def train(args: Args) -> Path:
         if update % args.snapshot_every == 0:
             pool.add_snapshot(network)
         if args.checkpoint_every and update % args.checkpoint_every == 0:
-            save_checkpoint(run_dir / f"ppo_{global_step}.pt", network, args.variant, {"trainer": "ppo", "global_step": global_step})
+            save_checkpoint(
+                run_dir / f"ppo_{global_step}.pt", network, args.variant, {"trainer": "ppo", "global_step": global_step}
+            )
         vs_heuristic = [v for g in recent if g["kind"] == "heuristic" for v in g["returns"]]
         bar.update(batch_rows)
         bar.set_postfix(ret_vs_h=f"{np.mean(vs_heuristic):+.2f}" if vs_heuristic else "-", kl=f"{approx_kl.item():.3f}")
@@ -376,8 +389,13 @@ def train(args: Args) -> Path:
         from training.duplicate import one_vs_three
 
         candidate_path = save_checkpoint(run_dir / "ppo_candidate.pt", network, args.variant, metadata)
-        final = one_vs_three(args.variant, TorchAgent.from_checkpoint(candidate_path, device="cpu"), HeuristicAgent(),
-                             args.gate_deals, args.seed)
+        final = one_vs_three(
+            args.variant,
+            TorchAgent.from_checkpoint(candidate_path, device="cpu"),
+            HeuristicAgent(),
+            args.gate_deals,
+            args.seed,
+        )
         metadata["gate"] = {"final_vs_heuristic": final.mean("candidate"), "final_ci": list(final.ci("candidate"))}
         if args.init:
             start_agent = TorchAgent.from_checkpoint(args.init, device="cpu")
@@ -401,13 +419,22 @@ def train(args: Args) -> Path:
         save_checkpoint(save_path, network, args.variant, metadata)
     plot_curves(
         logger.history,
-        ["charts/return_vs_heuristic", "charts/episodic_return", "losses/approx_kl", "losses/entropy", "losses/explained_variance"],
+        [
+            "charts/return_vs_heuristic",
+            "charts/episodic_return",
+            "losses/approx_kl",
+            "losses/entropy",
+            "losses/explained_variance",
+        ],
         run_dir / "learning_curve.png",
         f"PPO self-play, {args.variant}",
         smooth=10,
     )
     logger.close()
-    print(f"ppo: {global_step} decisions ({learner_steps} by the learner) in {time.time() - start:.0f}s; checkpoint {save_path}")
+    print(
+        f"ppo: {global_step} decisions ({learner_steps} by the learner) in {time.time() - start:.0f}s; "
+        f"checkpoint {save_path}"
+    )
     return save_path
 
 

@@ -8,7 +8,8 @@ This module owns how training games are played; `training.ppo` owns what is lear
   learner in every seat: pure self-play, four learner seats).
 - `SelfPlayRunner`: ``num_envs`` games stepped together (`mahjong_env.vector.VectorMahjong`:
   one decision per game per step, whoever's it is; or the same games in worker processes or
-  Ray actors, `mahjong_env.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``). Learner decisions of a step go through
+  Ray actors, `mahjong_env.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``).
+  Learner decisions of a step go through
   one forward pass; opponents act through the `agents.Agent` protocol and see only their own
   observation and view (RULES.md R13).
 - `Rollout`: the buffer of one collection, ``(num_steps, num_envs)`` rows; ``learner`` marks
@@ -180,7 +181,9 @@ class SelfPlayRunner:
                 with torch.no_grad():
                     obs = rollout.obs[t, mine].to(device)
                     logits, value = network(obs)
-                    dist = torch.distributions.Categorical(logits=masked_logits(logits, rollout.masks[t, mine].to(device)))
+                    dist = torch.distributions.Categorical(
+                        logits=masked_logits(logits, rollout.masks[t, mine].to(device))
+                    )
                     action = dist.sample()
                     if critic is not None:
                         assert rollout.states is not None
@@ -258,5 +261,12 @@ def heuristic_dataset(
     from training.paired import paired_dataset
 
     return paired_dataset(
-        variant, decisions, seed, num_envs=num_envs, explore=explore, analysis=False, progress=progress, **rule_overrides
+        variant,
+        decisions,
+        seed,
+        num_envs=num_envs,
+        explore=explore,
+        analysis=False,
+        progress=progress,
+        **rule_overrides,
     )

@@ -18,8 +18,7 @@ __all__ = ["Shape", "NEAR", "useful_kinds"]
 
 _GROUP_OF = tuple(min(t // 9, 3) for t in range(34))
 NEAR: tuple[tuple[int, ...], ...] = tuple(
-    (t,) if t >= 27 else tuple(u for u in range(t - 2, t + 3) if u // 9 == t // 9 and 0 <= u < 27)
-    for t in range(34)
+    (t,) if t >= 27 else tuple(u for u in range(t - 2, t + 3) if u // 9 == t // 9 and 0 <= u < 27) for t in range(34)
 )
 """Kinds that can combine with a held kind: itself and suited neighbours within two ranks."""
 
