@@ -602,3 +602,28 @@ def test_matplotlib_finds_a_font_for_the_chinese_labels(tmp_path: Path) -> None:
         figure.savefig(tmp_path / "labels.png")
         plt.close(figure)
     assert not [w for w in caught if "missing from font" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_the_page_assets_are_package_data_read_through_importlib_resources() -> None:
+    """The skeleton, style sheet and script are files of the installed package (pyproject's
+    package-data), and the page is built from exactly them."""
+    from importlib import resources
+
+    from mahjong_env import html_replay, narrator
+    from mahjong_env.fonts import CSS_FONT_STACK
+
+    static = resources.files("mahjong_env").joinpath("static")
+    page = replay_html(bao_record())
+    for name in html_replay.STATIC_FILES:
+        asset = static.joinpath(name)
+        assert asset.is_file(), name
+        text = asset.read_text(encoding="utf-8")
+        assert text.strip() and html_replay.static_text(name) == text
+    skeleton, css, script = (html_replay.static_text(n) for n in ("replay.html", "replay.css", "replay.js"))
+    assert all(mark in skeleton for mark in ("%TITLE%", "%CSS%", "%JS%", "%DATA%"))
+    assert "%FONTS%" in css and css.replace("%FONTS%", CSS_FONT_STACK) in page
+    assert script in page and not any(m in page for m in ("%TITLE%", "%CSS%", "%JS%", "%DATA%", "%FONTS%"))
+    with pytest.raises(ValueError, match="no static file"):
+        html_replay.static_text("../records.py")
+    # the narrator moved to its own module; the old import path still gives the same objects
+    assert html_replay.Narrator is narrator.Narrator and html_replay.reason_text is narrator.reason_text
