@@ -44,7 +44,7 @@ from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
 from mahjong_env.observation import Piece
-from mahjong_env.tiles import NUM_KINDS, parse_tiles
+from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS, parse_tiles
 
 __all__ = [
     "ANALYSIS_CHANNELS",
@@ -74,8 +74,7 @@ ANALYSIS_CHANNELS = (
 ANALYSIS_PIECES = tuple(Piece(name, 1, 2.0) for name in ANALYSIS_CHANNELS)
 """The analysis rows as `mahjong_env.observation.observation_layout` pieces (values in [0, 2])."""
 
-YAOJIU = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)
-_IS_YAOJIU = tuple(t in YAOJIU for t in range(NUM_KINDS))
+_IS_YAOJIU = tuple(t in TERMINALS_AND_HONORS for t in range(NUM_KINDS))  # 幺九 (C9)
 _DRAGONS = (31, 32, 33)
 # tie-break order of discards: honors (0), then terminals (0), then towards the middle
 CENTRALITY = tuple(0 if t >= 27 else min(t % 9, 8 - t % 9) for t in range(NUM_KINDS))
@@ -167,7 +166,7 @@ def changchun_penalty(counts: Sequence[int], melds: MeldSummary) -> float:
     for s in range(3):
         if not (melds.suits >> s & 1) and not any(key[9 * s : 9 * s + 9]):
             penalty += 1.0  # 三色全
-    if not melds.yaojiu and not any(key[t] for t in YAOJIU):
+    if not melds.yaojiu and not any(key[t] for t in TERMINALS_AND_HONORS):
         penalty += 1.0  # 幺九
     if not melds.triplet and max(key) < 3 and max(key[31:34]) < 2:
         penalty += 0.5 if max(key) >= 2 else 1.0  # 一叉: a pair may still grow into a triplet
