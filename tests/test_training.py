@@ -151,6 +151,7 @@ def test_bc_agent_with_analysis_and_advantages_plays_the_default_env_from_its_vi
 @pytest.mark.parametrize("central_critic", [False, True])
 def test_tiny_ppo_run_from_bc(tmp_path, plain_bc_checkpoint, central_critic):
     args = ppo.Args(variant="changchun", total_steps=256, num_envs=4, num_steps=32, init=str(plain_bc_checkpoint),
+                    gate_deals=2,
                     central_critic=central_critic, snapshot_every=1, out_dir=str(tmp_path), progress=False,
                     opp_heuristic=0.4, opp_random=0.2, opp_snapshot=0.2, opp_self=0.2)
     path = ppo.train(args)
@@ -158,7 +159,13 @@ def test_tiny_ppo_run_from_bc(tmp_path, plain_bc_checkpoint, central_critic):
     assert path.is_file() and (run_dir / "learning_curve.png").stat().st_size > 1000
     assert {"charts/SPS", "losses/approx_kl", "charts/env_decisions_per_s", "losses/value_loss"} <= logged_tags(run_dir)
     network, meta = load_checkpoint(path)
-    assert meta["metadata"]["trainer"] == "ppo" and meta["metadata"]["global_step"] == 256
+    gate = torch.load(run_dir / "ppo_candidate.pt", weights_only=True)["metadata"]["gate"]
+    assert set(gate) == {"final_vs_heuristic", "final_ci", "init_vs_heuristic", "passed"}
+    assert gate["passed"] == (gate["final_vs_heuristic"] > gate["init_vs_heuristic"])
+    if gate["passed"]:
+        assert meta["metadata"]["trainer"] == "ppo" and meta["metadata"]["global_step"] == 256
+    else:  # the gate kept the --init policy
+        assert meta["metadata"]["trainer"] == "bc"
     assert not any(name.startswith("net.") for name in network.state_dict())  # no critic in the policy
     TorchAgent(network, device="cpu")
 

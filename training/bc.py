@@ -361,17 +361,9 @@ def train(args: Args) -> Path:
         },
     )
     if args.gate_deals > 0:
-        from agents.heuristic import HeuristicAgent
-        from agents.torch_agent import TorchAgent
-        from training.duplicate import one_vs_three
+        from training.duplicate import gate_checkpoint
 
-        gate = one_vs_three(
-            args.variant,
-            TorchAgent.from_checkpoint(save_path, device="cpu"),
-            HeuristicAgent(),
-            args.gate_deals,
-            args.seed,
-        )
+        gate = gate_checkpoint(args.variant, save_path, args.gate_deals, args.seed)
         low, high = gate.ci("candidate")
         print(
             f"bc: gate 1-vs-3 against the heuristic: {gate.mean('candidate'):+.3f} [{low:+.3f}, {high:+.3f}] "

@@ -27,6 +27,7 @@ import argparse
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,15 @@ from agents.base import Agent
 from mahjong_env.vector import VectorMahjong
 from training.rollout import decision_infos
 
-__all__ = ["DuplicateResult", "bootstrap_ci", "duplicate_match", "main", "one_vs_three", "four_agents"]
+__all__ = [
+    "DuplicateResult",
+    "bootstrap_ci",
+    "duplicate_match",
+    "four_agents",
+    "gate_checkpoint",
+    "main",
+    "one_vs_three",
+]
 
 
 def bootstrap_ci(values: np.ndarray, seed: int = 0, resamples: int = 10_000) -> tuple[float, float]:
@@ -177,6 +186,14 @@ def one_vs_three(
     """The candidate in each seat in turn, three copies of the baseline in the others."""
     seatings = [tuple("candidate" if s == j else "baseline" for s in range(4)) for j in range(4)]
     return duplicate_match(variant, {"candidate": candidate, "baseline": baseline}, seatings, deals, seed, **kw)
+
+
+def gate_checkpoint(variant: str, path: str | Path, deals: int, seed: int = 0, **kw: Any) -> DuplicateResult:
+    """The checkpoint gate: the network at ``path`` (on CPU) 1-vs-3 against the heuristic."""
+    from agents.heuristic import HeuristicAgent
+    from agents.torch_agent import TorchAgent
+
+    return one_vs_three(variant, TorchAgent.from_checkpoint(path, device="cpu"), HeuristicAgent(), deals, seed, **kw)
 
 
 def four_agents(variant: str, entrants: dict[str, Agent], deals: int, seed: int = 0, **kw: Any) -> DuplicateResult:

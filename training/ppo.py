@@ -384,27 +384,19 @@ def train(args: Args) -> Path:
         "wall_seconds": round(time.time() - start, 1),
     }
     if args.gate_deals > 0:
-        from agents.heuristic import HeuristicAgent
-        from agents.torch_agent import TorchAgent
-        from training.duplicate import one_vs_three
+        from training.duplicate import gate_checkpoint
 
         candidate_path = save_checkpoint(run_dir / "ppo_candidate.pt", network, args.variant, metadata)
-        final = one_vs_three(
-            args.variant,
-            TorchAgent.from_checkpoint(candidate_path, device="cpu"),
-            HeuristicAgent(),
-            args.gate_deals,
-            args.seed,
-        )
+        final = gate_checkpoint(args.variant, candidate_path, args.gate_deals, args.seed)
         metadata["gate"] = {"final_vs_heuristic": final.mean("candidate"), "final_ci": list(final.ci("candidate"))}
         if args.init:
-            start_agent = TorchAgent.from_checkpoint(args.init, device="cpu")
-            before = one_vs_three(args.variant, start_agent, HeuristicAgent(), args.gate_deals, args.seed)
+            before = gate_checkpoint(args.variant, args.init, args.gate_deals, args.seed)
             metadata["gate"]["init_vs_heuristic"] = before.mean("candidate")
             passed = final.mean("candidate") > before.mean("candidate")
         else:
             passed = True
         metadata["gate"]["passed"] = passed
+        save_checkpoint(candidate_path, network, args.variant, metadata)  # the candidate keeps its verdict
         print(f"ppo: gate {metadata['gate']}")
         logger.scalar("eval/points_vs_heuristic", final.mean("candidate"), global_step)
         if passed:
