@@ -19,11 +19,17 @@ Decision rules, in order:
    is safe against it (its winning tiles are fixed and it would have won); other tiles carry
    a danger by kind, weighed against the shanten the more the further the hand is from
    ready (push when ready or one step away, fold when far).
-4. Kongs (杠) and Changchun special groups (C5, C6) when they do not worsen the hand. A ready
+4. Kongs (杠) and Changchun special groups (C5, C6) when they do not worsen the hand
+   (``kongs="always"``: every kong and special group a player that is not ready may make, on
+   its turn and on a discard, since a kong pays at once, X8, C12, and adds a fan, X6). A ready
    Xinjiang player kongs only if the hand stays ready without the kong tiles, so it never
    becomes 相公 (X5); a ready Changchun player's kongs keep its waits by rule (C7).
 5. Claims (pong 碰, kong, chow 吃) only when the hand after the claim (and its best discard)
    has a lower effective shanten, or the same with more unseen useful tiles; otherwise ``pass``.
+6. Optional 清一色 chase (``flush=N``, Xinjiang, X6: +2 fan): once every meld and at least N of
+   the hand's tiles (melds counted) are of one suit, a discard of that suit counts
+   ``flush_weight`` steps of shanten worse than one of another kind, and other kinds are not
+   claimed.
 
 The agent needs ``info`` as built by `agents.agent_info` (``{"view", "variant", "config"}``):
 the rule fields it reads (``allow_seven_pairs``, ``allow_discard_win``) default to each
@@ -41,8 +47,12 @@ from agents.base import Agent
 from mahjong_env import actions as A
 from mahjong_env.features import PlayerAnalysis
 from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
+from mahjong_env.tiles import NUM_KINDS
 
-__all__ = ["HeuristicAgent"]
+__all__ = ["KONG_POLICIES", "HeuristicAgent"]
+
+KONG_POLICIES = ("safe", "always")
+"""``kongs`` options: a kong only where it does not worsen the hand, or every kong."""
 
 _CLAIMS = (A.KONG, A.PONG, A.CHOW_LOW, A.CHOW_MID, A.CHOW_HIGH)
 _CLAIM_OFFSET = {A.PONG: 0, A.KONG: 1, A.CHOW_LOW: 2, A.CHOW_MID: 3, A.CHOW_HIGH: 4}
@@ -53,15 +63,32 @@ _DANGER_WEIGHT = (0.3, 1.0, 2.5)
 
 class HeuristicAgent(Agent):
     """Rule-based baseline (see the module docstring). It is deterministic: ``seed`` is
-    accepted for the `agents.load` interface and changes nothing. ``defence=True`` adds the
-    defence of rule 3; it is off by default because it measured no better (see the README's
-    baseline results: 3,000-hand duplicate runs against the heuristic without it)."""
+    accepted for the `agents.load` interface and changes nothing. The options default to the
+    baseline; each was measured in 1-vs-3 duplicate runs against it (README, baseline
+    results): ``defence=True`` adds the defence of rule 3 (no better in Changchun);
+    ``kongs="always"`` takes every kong (rule 4); ``flush=N`` chases 清一色 (rule 6, Xinjiang)."""
 
     name = "heuristic"
 
-    def __init__(self, seed: int | None = 0, defence: bool = False) -> None:
+    def __init__(
+        self,
+        seed: int | None = 0,
+        defence: bool = False,
+        kongs: str = "safe",
+        flush: int = 0,
+        flush_weight: float = 1.0,
+    ) -> None:
+        if kongs not in KONG_POLICIES:
+            raise ValueError(f"HeuristicAgent: kongs must be one of {KONG_POLICIES}, got {kongs!r}")
+        if isinstance(flush, bool) or not isinstance(flush, int) or not 0 <= flush <= 14:
+            raise ValueError(f"HeuristicAgent: flush must be an int in [0, 14] (0: off), got {flush!r}")
+        if isinstance(flush_weight, bool) or not isinstance(flush_weight, (int, float)) or not flush_weight >= 0:
+            raise ValueError(f"HeuristicAgent: flush_weight must be a number >= 0, got {flush_weight!r}")
         self._seed = seed
         self.defence = bool(defence)
+        self.kongs = kongs
+        self.flush = flush
+        self.flush_weight = float(flush_weight)
 
     def reset(self) -> None:
         return None
@@ -86,7 +113,7 @@ class HeuristicAgent(Agent):
             )
         state = _Situation(info["view"], info["variant"], info.get("config"))
         if mask[A.PASS]:
-            return state.claim(mask)
+            return state.claim(mask, self.kongs == "always", self.flush)
         return self._turn(state, legal)
 
     # ------------------------------------------------------------------ own turn
@@ -109,7 +136,15 @@ class HeuristicAgent(Agent):
             if count > 0:
                 return A.READY + tile
         discards = [int(a) for a in legal if a < A.READY]
-        best_e, best_tile = self._discard(s, discards, danger)
+        suit = s.flush_suit(self.flush) if self.flush and danger is None else None
+        if suit is not None:
+            best_e, best_tile = s.flush_discard(discards, suit, self.flush_weight)
+        else:
+            best_e, best_tile = self._discard(s, discards, danger)
+        if self.kongs == "always":
+            for action in legal:
+                if A.CONCEALED_KONG <= action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
+                    return int(action)
         for action in legal:
             action = int(action)
             if A.CONCEALED_KONG <= action < A.ADDED_KONG:
@@ -176,14 +211,41 @@ class _Situation(PlayerAnalysis):
             return bool(self.waits(counts, self.melds.plus((tile,) * n, True, new_meld=n == 4)))
         return True  # C7: the mask offers a ready Changchun player only kongs that keep its waits
 
-    def claim(self, mask: np.ndarray) -> int:
-        """Pass, or the claim that improves the hand (pong, kong, chow, 抢叉)."""
+    def flush_suit(self, threshold: int) -> int | None:
+        """The suit of a 清一色 chase (X6, Xinjiang only: Changchun's C9 needs all three suits):
+        every meld of it and at least ``threshold`` tiles of it (melds counted); else None."""
+        if self.changchun or not threshold:
+            return None
+        by_suit = [sum(self.counts[9 * s : 9 * s + 9]) for s in range(3)]
+        suit = max(range(3), key=by_suit.__getitem__)
+        melded = self.melds.tiles
+        if any(melded[t] for t in range(NUM_KINDS) if t >= 27 or t // 9 != suit):
+            return None
+        return suit if by_suit[suit] + 3 * self.melds.count >= threshold else None
+
+    def flush_discard(self, discards: list[int], suit: int, weight: float) -> tuple[float, int]:
+        """`HeuristicAgent._discard` with a discard of ``suit`` counted ``weight`` steps worse."""
+        scored = self.discard_scores(self.counts, self.melds, discards)
+        adjusted = [(e + weight * (t // 9 == suit and t < 27), e, t) for e, t in scored]
+        low = min(v for v, _, _ in adjusted)
+        candidates = [t for v, _, t in adjusted if v == low]
+        tile = -max(self.rank_key(self.counts, self.melds, t) for t in candidates)[-1]
+        return next(e for _, e, t in adjusted if t == tile), tile
+
+    def claim(self, mask: np.ndarray, all_kongs: bool = False, flush: int = 0) -> int:
+        """Pass, or the claim that improves the hand (pong, kong, chow, 抢叉); every kong with
+        ``all_kongs`` (while not ready); no claim of another kind during a 清一色 chase."""
         tile = self.claim_tile
         options = [a for a in _CLAIMS if mask[a]]
         if tile is None or not options:
             return A.PASS
         if self.ready:
             return A.KONG if mask[A.KONG] and self._claimed_kong_keeps_ready(tile) else A.PASS
+        if all_kongs and mask[A.KONG]:
+            return A.KONG
+        suit = self.flush_suit(flush)
+        if suit is not None and (tile >= 27 or tile // 9 != suit):
+            return A.PASS
         now = self.effective(self.counts, self.melds)
         if mask[A.KONG] and self.effective_after(tile, 3, self.melds.plus((tile,) * 4, True)) <= now:
             return A.KONG

@@ -310,3 +310,41 @@ def test_load_rejects_unknown_specs(spec, message):
 def test_action_ids_used_by_the_heuristic_match_the_table():
     assert action_id("ready 1z") == A.READY + 27
     assert action_id("concealed_kong 3m") == A.CONCEALED_KONG + 2
+
+
+# ---------------------------------------------------------------------- heuristic options
+
+
+@pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
+def test_heuristic_kongs_always_takes_the_kong_it_would_decline(module):
+    """R7, X8, C12: 2222m1346m456p79s1z, the dealer's first turn: the concealed kong of 2m is legal
+    but leaves 1346m456p79s1z further from ready, so the default heuristic discards 1z;
+    ``kongs="always"`` (a kong pays at once: X8 1 point, C12 2 points from each other player)
+    takes it, and the kong's payment arrives when it stands."""
+    env = deal(module, ["2222m1346m456p79s1z", None, None, None])
+    assert "concealed_kong 2m" in legal(env)
+    assert heuristic_choice(env) == "discard 1z"
+    info = agent_info(env, "player_0")
+    choice = HeuristicAgent(kongs="always").act(env.observe("player_0"), info)
+    assert A.action_name(choice) == "concealed_kong 2m"
+    act(env, "player_0: concealed_kong 2m")
+    per_payer = 1.0 if module is xinjiang_v0 else 2.0
+    assert env.rewards == {"player_0": 3 * per_payer, **{f"player_{s}": -per_payer for s in (1, 2, 3)}}
+
+
+def test_heuristic_kongs_always_claims_the_exposed_kong():
+    """R6/X2: player_1 holds 555p3467p and may pong or kong player_0's 5p; the default heuristic
+    pongs (the kong breaks 345p/567p), ``kongs="always"`` kongs."""
+    env = deal(xinjiang_v0, ["147m258p369s12356z", "555p3467p123m78m9s", None, None])
+    act(env, "player_0: discard 5p")
+    assert env.agent_selection == "player_1" and {"pong", "kong"} <= legal(env)
+    assert heuristic_choice(env, 1) == "pong"
+    info = agent_info(env, "player_1")
+    assert A.action_name(HeuristicAgent(kongs="always").act(env.observe("player_1"), info)) == "kong"
+
+
+def test_heuristic_rejects_unknown_options():
+    with pytest.raises(ValueError, match="kongs"):
+        HeuristicAgent(kongs="sometimes")
+    with pytest.raises(ValueError, match="kongs"):
+        agents.load('heuristic?kongs="never"')
