@@ -33,9 +33,11 @@ and checks every tensor's shape against the network it describes.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -50,6 +52,7 @@ __all__ = [
     "StateCritic",
     "load_checkpoint",
     "masked_logits",
+    "prior_planes",
     "save_checkpoint",
 ]
 
@@ -57,13 +60,17 @@ CHECKPOINT_FORMAT = 1
 SCALAR_ROWS = 3
 TILE_PLANES = NUM_CHANNELS - SCALAR_ROWS
 SCALAR_SIZE = SCALAR_ROWS * NUM_KINDS
+PRIOR_ROWS = 2
+"""Rows of the prior planes (`prior_planes`)."""
 ARCH_LIMITS = {
     "channels": (1, 256),
     "blocks": (0, 16),
     "hidden": (1, 2048),
-    "extra_planes": (0, len(ANALYSIS_CHANNELS)),
+    "extra_planes": (0, len(ANALYSIS_CHANNELS) + PRIOR_ROWS),
 }
 """Inclusive bounds of each integer ``arch`` field a checkpoint may ask for."""
+ARCH_FLAGS = ("advantage_head", "prior_planes")
+"""Boolean ``arch`` fields (False when absent)."""
 TILE_FAMILIES = CHOW_LOW // NUM_KINDS  # discard, ready, concealed_kong, added_kong, special_add
 _GROUP_WIDTH = 11  # one zero column, up to nine ranks, zero columns
 
@@ -102,10 +109,16 @@ class PolicyNetwork(nn.Module):
         hidden: int = 256,
         extra_planes: int = 0,
         advantage_head: bool = False,
+        prior_planes: bool = False,
     ) -> None:
         super().__init__()
+        if prior_planes and extra_planes != len(ANALYSIS_CHANNELS) + PRIOR_ROWS:
+            raise ValueError(
+                f"prior_planes need the analysis planes: extra_planes must be {len(ANALYSIS_CHANNELS) + PRIOR_ROWS}"
+            )
         self.channels, self.blocks, self.hidden = channels, blocks, hidden
         self.extra_planes, self.advantage_head = extra_planes, advantage_head
+        self.prior_planes = prior_planes
         columns, where = _layout()
         self.register_buffer("columns", torch.tensor(columns), persistent=False)
         self.register_buffer("tile_columns", torch.tensor(where), persistent=False)
@@ -142,6 +155,7 @@ class PolicyNetwork(nn.Module):
             "hidden": self.hidden,
             "extra_planes": self.extra_planes,
             "advantage_head": self.advantage_head,
+            "prior_planes": self.prior_planes,
         }
 
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -266,10 +280,10 @@ def _checked_arch(path: Path, arch: Any) -> dict[str, Any]:
     """The checkpoint's ``arch`` with every field type- and range-checked (ValueError otherwise)."""
     if not isinstance(arch, dict):
         raise ValueError(f"checkpoint {str(path)!r} has no arch dict")
-    unknown = sorted(set(arch) - set(ARCH_LIMITS) - {"advantage_head"})
+    unknown = sorted(set(arch) - set(ARCH_LIMITS) - set(ARCH_FLAGS))
     if unknown:
         raise ValueError(f"checkpoint {str(path)!r}: unknown arch field(s) {unknown}")
-    out: dict[str, Any] = {"extra_planes": 0, "advantage_head": False}
+    out: dict[str, Any] = {"extra_planes": 0}
     for name, (low, high) in ARCH_LIMITS.items():
         if name not in arch and name in out:
             continue
@@ -277,8 +291,34 @@ def _checked_arch(path: Path, arch: Any) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"checkpoint {str(path)!r}: arch {name} must be an int in [{low}, {high}], got {value!r}")
         out[name] = value
-    flag = arch.get("advantage_head", False)
-    if not isinstance(flag, bool):
-        raise ValueError(f"checkpoint {str(path)!r}: arch advantage_head must be True or False, got {flag!r}")
-    out["advantage_head"] = flag
+    for name in ARCH_FLAGS:
+        flag = arch.get(name, False)
+        if not isinstance(flag, bool):
+            raise ValueError(f"checkpoint {str(path)!r}: arch {name} must be True or False, got {flag!r}")
+        out[name] = flag
+    if out["prior_planes"] and out["extra_planes"] != len(ANALYSIS_CHANNELS) + PRIOR_ROWS:
+        raise ValueError(
+            f"checkpoint {str(path)!r}: arch prior_planes needs extra_planes {len(ANALYSIS_CHANNELS) + PRIOR_ROWS}"
+        )
+    return out
+
+
+def prior_planes(actions: Sequence[int] | np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The prior planes of a batch of actions ``(B, PRIOR_ROWS, 34)``, float32: row 0 marks the
+    tile of a tile-indexed action (discard, ready, kongs, special add), row 1 its kind (columns
+    0-4 the five tile families, 5-16 the other actions from ``chow_low`` on). ``TorchAgent``
+    fills them with the choice of the default `agents.heuristic.HeuristicAgent` for networks
+    made with ``prior_planes=True``: such a network learns where to depart from it."""
+    actions = np.asarray(actions, np.int64)
+    if out is None:
+        out = np.zeros((len(actions), PRIOR_ROWS, NUM_KINDS), np.float32)
+    else:
+        out.fill(0.0)
+    if len(actions) and (actions.min() < 0 or actions.max() >= NUM_ACTIONS):
+        raise ValueError(f"prior_planes: actions must be in [0, {NUM_ACTIONS}), got {actions.tolist()}")
+    rows = np.arange(len(actions))
+    tiled = actions < CHOW_LOW
+    out[rows[tiled], 0, actions[tiled] % NUM_KINDS] = 1.0
+    kind = np.where(tiled, actions // NUM_KINDS, TILE_FAMILIES + actions - CHOW_LOW)
+    out[rows, 1, kind] = 1.0
     return out

@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.network import PolicyNetwork, load_checkpoint, masked_logits
+from agents.heuristic import HeuristicAgent
+from agents.network import PRIOR_ROWS, PolicyNetwork, load_checkpoint, masked_logits, prior_planes
 from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
 from mahjong_env.observation import NUM_CHANNELS
 
@@ -76,6 +77,8 @@ class TorchAgent(Agent):
         self.rng = np.random.default_rng(seed)
         self._warned = False
         self.needs_info = network.extra_planes > 0 or network.advantage_head
+        self._prior = HeuristicAgent()
+        """The rule-based player whose choice fills the prior planes (networks with ``prior_planes``)."""
         """Whether `act` needs the ``info`` of `agents.agent_info` (the view and rule fields)."""
 
     @classmethod
@@ -155,19 +158,28 @@ class TorchAgent(Agent):
     def _stack(
         self, observations: list[dict[str, np.ndarray]], infos: list[dict[str, Any] | None] | None
     ) -> np.ndarray:
-        """The network's input rows: the observations, plus the analysis planes where needed."""
+        """The network's input rows: the observations, plus the analysis planes and the prior
+        planes where the network reads them and the observation does not carry them."""
         rows = self.network.obs_rows
         first = observations[0]["observation"]
         if first.shape[0] == rows:
             return np.stack([o["observation"] for o in observations]).astype(np.float32, copy=False)
-        if first.shape[0] != NUM_CHANNELS or rows != NUM_CHANNELS + len(ANALYSIS_CHANNELS):
+        analysed = NUM_CHANNELS + len(ANALYSIS_CHANNELS)
+        wanted = analysed + (PRIOR_ROWS if self.network.prior_planes else 0)
+        if first.shape[0] not in (NUM_CHANNELS, analysed) or rows != wanted:
             raise ValueError(f"this network reads {rows} observation rows, the observation has {first.shape[0]}")
+        given = first.shape[0]
         out = np.zeros((len(observations), rows, first.shape[1]), np.float32)
         assert infos is not None
         for k, (o, info) in enumerate(zip(observations, infos)):
             assert info is not None
-            out[k, :NUM_CHANNELS] = o["observation"]
-            analysis_planes(info["view"], info["variant"], info.get("config"), o["action_mask"], out[k, NUM_CHANNELS:])
+            out[k, :given] = o["observation"]
+            if given < analysed:
+                mask = o["action_mask"]
+                analysis_planes(info["view"], info["variant"], info.get("config"), mask, out[k, NUM_CHANNELS:analysed])
+        if self.network.prior_planes:
+            choices = [self._prior.act(o, info) for o, info in zip(observations, infos)]
+            prior_planes(choices, out[:, analysed:])
         return out
 
     def _check_variant(self, infos: list[dict[str, Any] | None] | None) -> None:

@@ -176,3 +176,74 @@ def test_relabel_adopts_only_decision_classes_the_rollouts_show_better():
     assert [(a["from"], a["to"]) for a in adopted] == [("discard", "kong_own")]
     assert (labels[10:100] == A.CONCEALED_KONG + 5).all() and (labels[:10] == A.DISCARD + 3).all()
     assert (labels[100:] == A.PASS).all()
+
+
+def test_prior_planes_give_every_action_its_own_pattern():
+    from agents.network import PRIOR_ROWS, prior_planes
+    from mahjong_env import actions as A
+
+    planes = prior_planes(range(A.NUM_ACTIONS))
+    assert planes.shape == (A.NUM_ACTIONS, PRIOR_ROWS, 34)
+    assert len({p.tobytes() for p in planes}) == A.NUM_ACTIONS  # one pattern per action id
+    assert planes[A.DISCARD + 5, 0, 5] == 1 and planes[A.DISCARD + 5].sum() == 2
+    assert planes[A.CONCEALED_KONG + 1, 0, 1] == 1 and planes[A.CONCEALED_KONG + 1, 1, 2] == 1
+    assert planes[A.PASS, 0].sum() == 0 and planes[A.PASS, 1].sum() == 1
+    with pytest.raises(ValueError, match="prior_planes"):
+        prior_planes([A.NUM_ACTIONS])
+
+
+def test_paired_data_keeps_the_default_heuristics_choice_beside_the_teachers_label():
+    """A teacher with options labels the rows; ``priors`` holds the default heuristic's choice
+    (what a prior-planes network reads), so the two differ exactly where the options act:
+    with ``kongs="always"`` only on rows whose label is a kong."""
+    from mahjong_env import actions as A
+    from training.paired import load_teacher
+
+    plain = paired_dataset("xinjiang", 400, seed=5, num_envs=4, analysis=False)
+    assert (plain["priors"] == plain["actions"]).all()
+    data = paired_dataset("changchun", 1500, seed=5, num_envs=8, analysis=False, teacher='heuristic?kongs="always"')
+    differ = data["priors"] != data["actions"]
+    labels = data["actions"][differ]
+    assert differ.any(), "no kong decision in 1,500 rows: the test deals need more rows"
+    assert all(A.CONCEALED_KONG <= a < A.CHOW_LOW or a == A.KONG or a in A.SPECIAL_DECLARATIONS for a in labels)
+    with pytest.raises(ValueError, match="not a heuristic"):
+        load_teacher("random")
+
+
+def test_a_prior_planes_network_reads_the_heuristics_choice(tmp_path):
+    """The agent computes the prior planes itself (the default heuristic on its own view) and a
+    checkpoint with prior planes round-trips; a checkpoint claiming prior planes with the wrong
+    number of extra planes is refused."""
+    from agents import agent_info
+    from agents.network import PRIOR_ROWS, prior_planes
+    from agents.torch_agent import TorchAgent
+    from mahjong_env.features import ANALYSIS_CHANNELS
+    from mahjong_env.observation import NUM_CHANNELS
+
+    extra = len(ANALYSIS_CHANNELS) + PRIOR_ROWS
+    net = PolicyNetwork(8, 1, 32, extra_planes=extra, prior_planes=True)
+    path = save_checkpoint(tmp_path / "prior.pt", net, "xinjiang")
+    agent = TorchAgent.from_checkpoint(path, device="cpu")
+    env = xinjiang_v0.env()
+    env.reset(seed=3)
+    heuristic = HeuristicAgent()
+    for _ in range(30):
+        name = env.agent_selection
+        obs, _, done, trunc, _ = env.last()
+        if done or trunc:
+            break
+        info = agent_info(env, name)
+        rows = agent._stack([obs], [info])
+        assert rows.shape == (1, NUM_CHANNELS + extra, 34)
+        expected = prior_planes([heuristic.act(obs, info)])[0]
+        assert (rows[0, NUM_CHANNELS + len(ANALYSIS_CHANNELS) :] == expected).all()
+        action = agent.act(obs, info)
+        assert obs["action_mask"][action]
+        env.step(action)
+    payload = torch.load(path, weights_only=True)
+    torch.save(dict(payload, arch=dict(payload["arch"], extra_planes=len(ANALYSIS_CHANNELS))), tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="prior_planes"):
+        load_checkpoint(tmp_path / "bad.pt")
+    torch.save(dict(payload, arch=dict(payload["arch"], prior_planes="yes")), tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="prior_planes"):
+        load_checkpoint(tmp_path / "bad.pt")

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.network import PolicyNetwork, masked_logits, save_checkpoint
+from agents.network import PRIOR_ROWS, PolicyNetwork, masked_logits, prior_planes, save_checkpoint
 from agents.torch_agent import choose_with_advantage, resolve_device
 from mahjong_env.features import ANALYSIS_CHANNELS
 from training.cli import MetricLogger, new_run_dir, plot_curves, progress_bar, require, script_main
@@ -89,6 +89,12 @@ class Args:
     """AdamW weight decay"""
     analysis: bool = True
     """read the analysis planes (mahjong_env.features); the agent computes them from its own view"""
+    teacher: str = "heuristic"
+    """agents.load spec of the rule-based players that generate the data and label it (heuristic with
+    options, e.g. 'heuristic?kongs="always"'); ignored with --data"""
+    prior_planes: bool = False
+    """the network also reads the default heuristic's choice (agents.network.prior_planes) and learns where
+    to depart from it (needs the analysis planes)"""
     advantage_head: bool = True
     """train an advantage head on the paired rollouts (needs rollout rows in the data)"""
     advantage_coef: float = 1.0
@@ -137,6 +143,14 @@ def check_args(args: Args) -> None:
         args.channels >= 1 and args.blocks >= 0 and args.hidden >= 1, "--channels/--hidden must be >= 1, --blocks >= 0"
     )
     require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
+    require(not args.prior_planes or args.analysis, "--prior-planes needs the analysis planes (drop --no-analysis)")
+    if args.data is None:
+        from training.paired import load_teacher
+
+        try:
+            load_teacher(args.teacher)
+        except ValueError as error:
+            raise ValueError(f"--teacher: {error}") from None
 
 
 def _batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
@@ -144,12 +158,16 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[n
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
-def _inputs(data: dict[str, np.ndarray], index: np.ndarray, analysis: bool, device: torch.device) -> torch.Tensor:
+def _inputs(
+    data: dict[str, np.ndarray], index: np.ndarray, analysis: bool, device: torch.device, prior: bool = False
+) -> torch.Tensor:
     planes = torch.from_numpy(data["planes"][index]).float()
     scalars = torch.from_numpy(data["scalars"][index]).view(len(index), 3, -1)
     parts = [planes, scalars]
     if analysis:
         parts.append(torch.from_numpy(data["analysis"][index].astype(np.float32)))
+    if prior:
+        parts.append(torch.from_numpy(prior_planes(data["priors"][index])))
     return torch.cat(parts, dim=1).to(device)
 
 
@@ -184,7 +202,7 @@ def evaluate(
     with torch.no_grad():
         for batch in _batches(len(index), 2048, None):
             rows = index[batch]
-            obs = _inputs(data, rows, args.analysis, device)
+            obs = _inputs(data, rows, args.analysis, device, args.prior_planes)
             mask = torch.from_numpy(data["masks"][rows]).to(device)
             action = torch.from_numpy(data["actions"][rows]).to(device)
             if network.advantage_head:
@@ -260,9 +278,12 @@ def train(args: Args) -> Path:
             args.rollout_prob,
             args.explore,
             num_envs=args.num_envs,
+            teacher=args.teacher,
         )
     if args.analysis and "analysis" not in data:
         raise ValueError("the data set has no analysis planes; generate it with analysis or pass --no-analysis")
+    if args.prior_planes and "priors" not in data:
+        raise ValueError("the data set has no priors column (made before prior planes): generate it again")
     rolled = ~np.isnan(data["qvalues"][:, 0])
     use_adv = args.advantage_head and bool(rolled.any())
     data_seconds = time.time() - start
@@ -287,10 +308,15 @@ def train(args: Args) -> Path:
     logger.scalar("charts/data_seconds", data_seconds, 0)
 
     # network and optimiser
-    extra = len(ANALYSIS_CHANNELS) if args.analysis else 0
-    network = PolicyNetwork(args.channels, args.blocks, args.hidden, extra_planes=extra, advantage_head=use_adv).to(
-        device
-    )
+    extra = (len(ANALYSIS_CHANNELS) if args.analysis else 0) + (PRIOR_ROWS if args.prior_planes else 0)
+    network = PolicyNetwork(
+        args.channels,
+        args.blocks,
+        args.hidden,
+        extra_planes=extra,
+        advantage_head=use_adv,
+        prior_planes=args.prior_planes,
+    ).to(device)
     optimizer = torch.optim.AdamW(network.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     batches_per_epoch = max(1, -(-len(train_idx) // args.batch_size))
     total_updates = args.epochs * batches_per_epoch
@@ -303,7 +329,7 @@ def train(args: Args) -> Path:
         for epoch in range(args.epochs):
             for batch in _batches(len(train_idx), args.batch_size, rng):
                 rows = train_idx[batch]
-                obs = _inputs(data, rows, args.analysis, device)
+                obs = _inputs(data, rows, args.analysis, device, args.prior_planes)
                 mask = torch.from_numpy(data["masks"][rows]).to(device)
                 action = torch.from_numpy(data["actions"][rows]).to(device)
                 if use_adv:

@@ -206,6 +206,7 @@ def paired_dataset(
     analysis: bool = True,
     progress: Callable[[int], None] | None = None,
     seconds: float | None = None,
+    teacher: str = "heuristic",
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """At least ``decisions`` rows (rows of hands that ended) of four heuristic players
@@ -216,11 +217,14 @@ def paired_dataset(
 
     Returns ``planes`` (uint8, tile rows 0–135), ``scalars`` (float32, the three scalar rows
     flattened), ``analysis`` (float16, the analysis planes; only with ``analysis``),
-    ``masks`` (bool), ``actions`` (the heuristic's choice), ``kinds`` (`DECISION_KINDS`),
+    ``masks`` (bool), ``actions`` (the teacher's choice), ``priors`` (the default heuristic's
+    choice, for networks with prior planes: `agents.network.prior_planes`), ``kinds`` (`DECISION_KINDS`),
     ``returns`` (points from the decision to the end of its hand), ``games`` (hand ids, for
     splitting), ``candidates`` (int16, ``MAX_CANDIDATES`` columns, -1 padded) and ``qvalues``
     (float32, the candidates' rollout points; NaN where no rollout was made). With ``seconds``
-    the generation also stops after that much wall time (whatever the row count)."""
+    the generation also stops after that much wall time (whatever the row count).
+    ``teacher`` is the `agents.load` spec of the rule-based player in every seat (its options
+    included, e.g. ``heuristic?kongs="always"``); it must be a `HeuristicAgent`."""
     if decisions < 1:
         raise ValueError(f"decisions must be a positive int, got {decisions!r}")
     if not 0.0 <= rollout_prob <= 1.0 or not 0.0 <= explore <= 1.0:
@@ -230,10 +234,24 @@ def paired_dataset(
     config = venv.config.to_dict()
     visible = venv.config.concealed_kong_visible
     rng = np.random.default_rng(seed)
-    teacher = HeuristicAgent(seed=seed)
+    base = HeuristicAgent(seed=seed)
+    own_prior = teacher == "heuristic"
+    teacher = load_teacher(teacher, seed)
     obs, masks, seats = venv.reset()
     columns: dict[str, list[Any]] = {
-        k: [] for k in ("planes", "scalars", "analysis", "masks", "actions", "kinds", "games", "candidates", "qvalues")
+        k: []
+        for k in (
+            "planes",
+            "scalars",
+            "analysis",
+            "masks",
+            "actions",
+            "priors",
+            "kinds",
+            "games",
+            "candidates",
+            "qvalues",
+        )
     }
     starts: list[float] = []
     row_seat: list[int] = []
@@ -262,6 +280,7 @@ def paired_dataset(
                     columns["analysis"].append(analysis_buffer.astype(np.float16))
                 columns["masks"].append(mask.astype(bool))
                 columns["actions"].append(label)
+                columns["priors"].append(label if own_prior else base.act({"action_mask": mask}, info))
                 columns["kinds"].append(decision_kind(mask, label))
                 columns["games"].append(hand_ids[i])
                 candidates = np.full(MAX_CANDIDATES, -1, np.int16)
@@ -303,6 +322,7 @@ def paired_dataset(
         "scalars": np.stack(columns["scalars"])[keep],
         "masks": np.stack(columns["masks"])[keep],
         "actions": np.asarray(columns["actions"], np.int64)[keep],
+        "priors": np.asarray(columns["priors"], np.int64)[keep],
         "kinds": np.asarray(columns["kinds"], np.int8)[keep],
         "returns": np.asarray([returns[r] for r in keep.tolist()], np.float32),
         "games": np.asarray(columns["games"], np.int64)[keep],
@@ -314,8 +334,19 @@ def paired_dataset(
     return out
 
 
-def _worker(job: tuple[str, int, int, float, float, int, float | None, dict[str, Any]]) -> dict[str, np.ndarray]:
-    variant, decisions, seed, rollout_prob, explore, num_envs, seconds, rules = job
+def load_teacher(spec: str, seed: int = 0) -> HeuristicAgent:
+    """The teacher named by an `agents.load` spec; ValueError unless it is a `HeuristicAgent`
+    (the data's labels and rollouts need a deterministic rule-based player)."""
+    import agents
+
+    teacher = agents.load(spec, seed=seed)
+    if not isinstance(teacher, HeuristicAgent):
+        raise ValueError(f"teacher {spec!r} is not a heuristic agent (heuristic[?options])")
+    return teacher
+
+
+def _worker(job: tuple[str, int, int, float, float, int, float | None, str, dict[str, Any]]) -> dict[str, np.ndarray]:
+    variant, decisions, seed, rollout_prob, explore, num_envs, seconds, teacher, rules = job
     start, last = time.monotonic(), [0]
 
     def report(rows: int) -> None:
@@ -332,6 +363,7 @@ def _worker(job: tuple[str, int, int, float, float, int, float | None, dict[str,
         explore=explore,
         progress=report,
         seconds=seconds,
+        teacher=teacher,
         **rules,
     )
 
@@ -345,6 +377,7 @@ def generate(
     explore: float = 0.05,
     num_envs: int = 16,
     seconds: float | None = None,
+    teacher: str = "heuristic",
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """`paired_dataset` split over ``workers`` processes (seeds ``seed * 1000 + w``), merged;
@@ -352,8 +385,9 @@ def generate(
     if workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     share = -(-decisions // workers)
+    load_teacher(teacher)  # a bad spec fails here, before any worker starts
     jobs = [
-        (variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, rule_overrides)
+        (variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, teacher, rule_overrides)
         for w in range(workers)
     ]
     if workers == 1:
@@ -384,13 +418,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rollout-prob", type=float, default=0.3, help="share of candidate decisions rolled out")
     parser.add_argument("--explore", type=float, default=0.05, help="share of decisions played at random")
     parser.add_argument("--seconds", type=float, default=None, help="stop after this much wall time")
+    parser.add_argument(
+        "--teacher",
+        default="heuristic",
+        help='agents.load spec of the rule-based players, e.g. heuristic?kongs="always"',
+    )
     parser.add_argument("--out", required=True, help="output .npz")
     args = parser.parse_args(argv)
     if args.decisions < 1 or args.workers < 1:
         parser.error("--decisions and --workers must be positive ints")
+    try:
+        load_teacher(args.teacher)
+    except ValueError as error:
+        parser.error(str(error))
     start = time.time()
     data = generate(
-        args.variant, args.decisions, args.seed, args.workers, args.rollout_prob, args.explore, seconds=args.seconds
+        args.variant,
+        args.decisions,
+        args.seed,
+        args.workers,
+        args.rollout_prob,
+        args.explore,
+        seconds=args.seconds,
+        teacher=args.teacher,
     )
     np.savez(args.out, **data)
     rolled = int((~np.isnan(data["qvalues"][:, 0])).sum())
