@@ -15,7 +15,7 @@ import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
 from enum import Enum, IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
 
 from mahjong_env import hand
 from mahjong_env.engine.state import Meld, SeatState, WindowKind, WinMethod
@@ -36,9 +36,16 @@ __all__ = [
     "held_four_mask",
     "bits",
     "DEFAULT_PROFILE",
+    "ConfigValue",
+    "JSONValue",
 ]
 
 DEFAULT_PROFILE = "seed"
+
+ConfigValue = bool | int | float | str | tuple[tuple[str, int], ...]
+"""The value of a rule field: a flag, a number, a name, or (name, fan) pairs (X6's fan table)."""
+JSONValue = bool | int | float | str | None | list["JSONValue"] | dict[str, "JSONValue"]
+"""A value as a record's JSON holds it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +60,7 @@ class RuleConfig:
     concealed_kong_visible: bool = False
     """R7: whether the other players see a concealed kong's tile."""
 
-    profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {DEFAULT_PROFILE: {}}
+    profiles: ClassVar[Mapping[str, Mapping[str, ConfigValue]]] = {DEFAULT_PROFILE: {}}
     """Named sets of field values (the constructor keyword ``profile``, RULES.md C14): the one
     table of a variant's profiles. ``"seed"`` is the defaults, the rules of the seed document."""
 
@@ -61,17 +68,17 @@ class RuleConfig:
         """Reject values no table plays (ValueError naming the field); variants add their checks."""
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: ConfigValue | tuple[str, int]) -> JSONValue:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
     return value
 
 
-def _check_value(cls: type, name: str, value: Any, expected: Any) -> Any:
+def _check_value(cls: type, name: str, value: object, expected: object) -> ConfigValue:
     origin = typing.get_origin(expected)
     if expected is bool:
         if not isinstance(value, bool):
@@ -100,13 +107,13 @@ def _check_value(cls: type, name: str, value: Any, expected: Any) -> Any:
                 raise ValueError(f"{cls.__name__}.{name}: each entry must be a (name, fan) pair, got {item!r}")
             pairs.append((item[0], item[1]))
         return tuple(pairs)
-    return value
+    return typing.cast(ConfigValue, value)  # a field of another type (str): taken as given
 
 
 _Config = TypeVar("_Config", bound="RuleConfig")
 
 
-def make_config(cls: type[_Config], overrides: Mapping[str, Any]) -> _Config:
+def make_config(cls: type[_Config], overrides: Mapping[str, object]) -> _Config:
     """Build a frozen config from keyword overrides; unknown or ill-typed fields raise ValueError.
 
     ``overrides`` may hold ``profile``, a name in ``cls.profiles`` (default ``"seed"``): its
@@ -130,7 +137,7 @@ def make_config(cls: type[_Config], overrides: Mapping[str, Any]) -> _Config:
         )
     values = {**profiles[profile], **values}
     checked = {k: _check_value(cls, k, v, hints[k]) for k, v in values.items()}
-    config = cls(**checked)
+    config = cls(**checked)  # type: ignore[arg-type]  # each value checked against its field's type above
     config.validate()
     return config
 

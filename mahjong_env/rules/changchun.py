@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
@@ -26,7 +26,18 @@ from mahjong_env.engine.state import (
     WindowKind,
     WinMethod,
 )
-from mahjong_env.rules.base import DEFAULT_PROFILE, Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart, bits
+from mahjong_env.rules.base import (
+    DEFAULT_PROFILE,
+    ConfigValue,
+    Fan,
+    FanKey,
+    Owed,
+    RuleConfig,
+    RuleSet,
+    Settlement,
+    TurnStart,
+    bits,
+)
 from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, is_wind, rank_of
 
 if TYPE_CHECKING:
@@ -52,7 +63,7 @@ _YAOJI = 18  # C14 小鸡: the 1s
 
 # C14: every named profile and the field values it sets; the keyword ``profile`` picks one and
 # explicit keywords override it. "seed" is the defaults (the seed document).
-PROFILES: dict[str, dict[str, Any]] = {
+PROFILES: dict[str, dict[str, ConfigValue]] = {
     DEFAULT_PROFILE: {},
     "mil2024": {
         "bao_dice": 1,
@@ -145,7 +156,7 @@ class ChangchunConfig(RuleConfig):
     duibao_fan: int = 2
     """C10/C14: the extra fan of 对宝 (key ``duibao``); MIL 1, so MIL's 冲宝 is 2 and 摸宝 1 over 自摸."""
 
-    profiles: ClassVar[dict[str, dict[str, Any]]] = PROFILES
+    profiles: ClassVar[dict[str, dict[str, ConfigValue]]] = PROFILES
 
     def validate(self) -> None:
         """Reject values no table plays (ValueError naming the field)."""
