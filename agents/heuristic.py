@@ -26,10 +26,6 @@ Decision rules, in order:
    becomes 相公 (X5); a ready Changchun player's kongs keep its waits by rule (C7).
 5. Claims (pong 碰, kong, chow 吃) only when the hand after the claim (and its best discard)
    has a lower effective shanten, or the same with more unseen useful tiles; otherwise ``pass``.
-6. Optional 清一色 chase (``flush=N``, Xinjiang, X6: +2 fan): once every meld and at least N of
-   the hand's tiles (melds counted) are of one suit, a discard of that suit counts
-   ``flush_weight`` steps of shanten worse than one of another kind, and other kinds are not
-   claimed.
 
 The agent needs ``info`` as built by `agents.agent_info` (``{"view", "variant", "config"}``):
 the rule fields it reads (``allow_seven_pairs``, ``allow_discard_win``) default to each
@@ -47,7 +43,6 @@ from agents.base import Agent
 from mahjong_env import actions as A
 from mahjong_env.features import PlayerAnalysis
 from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
-from mahjong_env.tiles import NUM_KINDS
 
 __all__ = ["KONG_POLICIES", "HeuristicAgent"]
 
@@ -66,7 +61,7 @@ class HeuristicAgent(Agent):
     accepted for the `agents.load` interface and changes nothing. The options default to the
     baseline; each was measured in 1-vs-3 duplicate runs against it (README, baseline
     results): ``defence=True`` adds the defence of rule 3 (no better in Changchun);
-    ``kongs="always"`` takes every kong (rule 4); ``flush=N`` chases 清一色 (rule 6, Xinjiang)."""
+    ``kongs="always"`` takes every kong (rule 4)."""
 
     name = "heuristic"
 
@@ -75,20 +70,12 @@ class HeuristicAgent(Agent):
         seed: int | None = 0,
         defence: bool = False,
         kongs: str = "safe",
-        flush: int = 0,
-        flush_weight: float = 1.0,
     ) -> None:
         if kongs not in KONG_POLICIES:
             raise ValueError(f"HeuristicAgent: kongs must be one of {KONG_POLICIES}, got {kongs!r}")
-        if isinstance(flush, bool) or not isinstance(flush, int) or not 0 <= flush <= 14:
-            raise ValueError(f"HeuristicAgent: flush must be an int in [0, 14] (0: off), got {flush!r}")
-        if isinstance(flush_weight, bool) or not isinstance(flush_weight, (int, float)) or not flush_weight >= 0:
-            raise ValueError(f"HeuristicAgent: flush_weight must be a number >= 0, got {flush_weight!r}")
         self._seed = seed
         self.defence = bool(defence)
         self.kongs = kongs
-        self.flush = flush
-        self.flush_weight = float(flush_weight)
 
     def reset(self) -> None:
         return None
@@ -113,7 +100,7 @@ class HeuristicAgent(Agent):
             )
         state = _Situation(info["view"], info["variant"], info.get("config"))
         if mask[A.PASS]:
-            return state.claim(mask, self.kongs == "always", self.flush)
+            return state.claim(mask, self.kongs == "always")
         return self._turn(state, legal)
 
     # ------------------------------------------------------------------ own turn
@@ -135,16 +122,12 @@ class HeuristicAgent(Agent):
                 count, tile = max(live)
             if count > 0:
                 return A.READY + tile
-        discards = [int(a) for a in legal if a < A.READY]
-        suit = s.flush_suit(self.flush) if self.flush and danger is None else None
-        if suit is not None:
-            best_e, best_tile = s.flush_discard(discards, suit, self.flush_weight)
-        else:
-            best_e, best_tile = self._discard(s, discards, danger)
         if self.kongs == "always":
             for action in legal:
                 if A.CONCEALED_KONG <= action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
                     return int(action)
+        discards = [int(a) for a in legal if a < A.READY]
+        best_e, best_tile = self._discard(s, discards, danger)
         for action in legal:
             action = int(action)
             if A.CONCEALED_KONG <= action < A.ADDED_KONG:
@@ -211,30 +194,9 @@ class _Situation(PlayerAnalysis):
             return bool(self.waits(counts, self.melds.plus((tile,) * n, True, new_meld=n == 4)))
         return True  # C7: the mask offers a ready Changchun player only kongs that keep its waits
 
-    def flush_suit(self, threshold: int) -> int | None:
-        """The suit of a 清一色 chase (X6, Xinjiang only: Changchun's C9 needs all three suits):
-        every meld of it and at least ``threshold`` tiles of it (melds counted); else None."""
-        if self.changchun or not threshold:
-            return None
-        by_suit = [sum(self.counts[9 * s : 9 * s + 9]) for s in range(3)]
-        suit = max(range(3), key=by_suit.__getitem__)
-        melded = self.melds.tiles
-        if any(melded[t] for t in range(NUM_KINDS) if t >= 27 or t // 9 != suit):
-            return None
-        return suit if by_suit[suit] + 3 * self.melds.count >= threshold else None
-
-    def flush_discard(self, discards: list[int], suit: int, weight: float) -> tuple[float, int]:
-        """`HeuristicAgent._discard` with a discard of ``suit`` counted ``weight`` steps worse."""
-        scored = self.discard_scores(self.counts, self.melds, discards)
-        adjusted = [(e + weight * (t // 9 == suit and t < 27), e, t) for e, t in scored]
-        low = min(v for v, _, _ in adjusted)
-        candidates = [t for v, _, t in adjusted if v == low]
-        tile = -max(self.rank_key(self.counts, self.melds, t) for t in candidates)[-1]
-        return next(e for _, e, t in adjusted if t == tile), tile
-
-    def claim(self, mask: np.ndarray, all_kongs: bool = False, flush: int = 0) -> int:
+    def claim(self, mask: np.ndarray, all_kongs: bool = False) -> int:
         """Pass, or the claim that improves the hand (pong, kong, chow, 抢叉); every kong with
-        ``all_kongs`` (while not ready); no claim of another kind during a 清一色 chase."""
+        ``all_kongs`` (while not ready)."""
         tile = self.claim_tile
         options = [a for a in _CLAIMS if mask[a]]
         if tile is None or not options:
@@ -243,9 +205,6 @@ class _Situation(PlayerAnalysis):
             return A.KONG if mask[A.KONG] and self._claimed_kong_keeps_ready(tile) else A.PASS
         if all_kongs and mask[A.KONG]:
             return A.KONG
-        suit = self.flush_suit(flush)
-        if suit is not None and (tile >= 27 or tile // 9 != suit):
-            return A.PASS
         now = self.effective(self.counts, self.melds)
         if mask[A.KONG] and self.effective_after(tile, 3, self.melds.plus((tile,) * 4, True)) <= now:
             return A.KONG

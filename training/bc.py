@@ -95,6 +95,9 @@ class Args:
     prior_planes: bool = False
     """the network also reads the default heuristic's choice (agents.network.prior_planes) and learns where
     to depart from it (needs the analysis planes)"""
+    departure_weight: float = 1.0
+    """with --prior-planes, the loss weight of rows whose label departs from the default heuristic's
+    choice (they are rare: a weight above 1 teaches the departures sooner)"""
     advantage_head: bool = True
     """train an advantage head on the paired rollouts (needs rollout rows in the data)"""
     advantage_coef: float = 1.0
@@ -144,6 +147,7 @@ def check_args(args: Args) -> None:
     )
     require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
     require(not args.prior_planes or args.analysis, "--prior-planes needs the analysis planes (drop --no-analysis)")
+    require(args.departure_weight > 0, f"--departure-weight must be positive, got {args.departure_weight}")
     if args.data is None:
         from training.paired import load_teacher
 
@@ -199,6 +203,7 @@ def evaluate(
     seen = np.zeros(len(DECISION_KINDS))
     gains = np.zeros(len(MARGINS))
     oracle, rolled = 0.0, 0
+    departures = wanted = departed_right = 0
     with torch.no_grad():
         for batch in _batches(len(index), 2048, None):
             rows = index[batch]
@@ -218,6 +223,12 @@ def evaluate(
             total += len(rows)
             np.add.at(agree, kinds[batch], hit)
             np.add.at(seen, kinds[batch], 1)
+            if "priors" in data:
+                prior = data["priors"][rows]
+                label = data["actions"][rows]
+                departures += int((choice != prior).sum())
+                wanted += int((label != prior).sum())
+                departed_right += int(((label != prior) & hit).sum())
             if adv is not None:
                 cands = data["candidates"][rows]
                 q = data["qvalues"][rows]
@@ -239,6 +250,10 @@ def evaluate(
     for k, name in enumerate(DECISION_KINDS):
         if seen[k]:
             out[f"agreement_{name}"] = agree[k] / seen[k]
+    if "priors" in data and total:
+        out["departure_rate"] = departures / total  # the network's choices unlike the default heuristic's
+        if wanted:
+            out["departure_recall"] = departed_right / wanted  # labelled departures it makes
     if rolled:
         out["adv_gain"] = gains[0] / rolled
         best = int(np.argmax(gains))
@@ -341,7 +356,13 @@ def train(args: Args) -> Path:
                     logits, _ = network(obs)
                     adv_loss = logits.new_zeros(())
                 logits = masked_logits(logits, mask)
-                policy_loss = nn.functional.cross_entropy(logits, action)
+                if args.prior_planes and args.departure_weight != 1.0:
+                    departs = torch.from_numpy(data["priors"][rows] != data["actions"][rows]).to(device)
+                    weight = 1.0 + (args.departure_weight - 1.0) * departs.float()
+                    ce = nn.functional.cross_entropy(logits, action, reduction="none")
+                    policy_loss = (ce * weight).sum() / weight.sum()
+                else:
+                    policy_loss = nn.functional.cross_entropy(logits, action)
                 loss = policy_loss + args.advantage_coef * adv_loss
                 if args.value_coef > 0:
                     _, value = network(obs)
