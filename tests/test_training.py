@@ -121,7 +121,14 @@ def test_tiny_bc_run_writes_checkpoint_log_and_curve(bc_checkpoint):
     payload = torch.load(bc_checkpoint, weights_only=True)
     meta = payload["metadata"]
     assert meta["trainer"] == "bc" and 0.0 <= meta["val"]["accuracy"] <= 1.0 and meta["rollout_rows"] > 0
-    assert payload["arch"] == {"channels": 8, "blocks": 1, "hidden": 32, "extra_planes": 10, "advantage_head": True}
+    assert payload["arch"] == {
+        "channels": 8,
+        "blocks": 1,
+        "hidden": 32,
+        "extra_planes": 10,
+        "advantage_head": True,
+        "prior_planes": False,
+    }
     assert payload["obs_shape"] == [NUM_CHANNELS + 10, 34]
 
 
@@ -146,6 +153,32 @@ def test_bc_agent_with_analysis_and_advantages_plays_the_default_env_from_its_vi
     with pytest.raises(ValueError, match="agent_info"):
         env.reset(seed=6)
         agent.act(env.observe(env.agent_selection), None)
+
+
+def test_tiny_bc_run_with_a_teacher_and_prior_planes(tmp_path):
+    """BC of a heuristic with options on prior planes: the checkpoint reads 12 extra planes, logs
+    how often it departs from the default heuristic, and plays the default env from its view."""
+    import agents
+    from mahjong_env import changchun_v0
+
+    args = bc.Args(variant="changchun", decisions=768, num_envs=8, epochs=1, batch_size=128, channels=8, blocks=1,
+                   hidden=32, out_dir=str(tmp_path), progress=False, rollout_prob=0.0, advantage_head=False,
+                   tensorboard=False, teacher='heuristic?kongs="always"', prior_planes=True, departure_weight=5.0)
+    path = bc.train(args)
+    payload = torch.load(path, weights_only=True)
+    assert payload["arch"]["prior_planes"] is True and payload["obs_shape"] == [NUM_CHANNELS + 12, 34]
+    assert 0.0 <= payload["metadata"]["val"]["departure_rate"] <= 1.0
+    agent = agents.load(f"torch:{path}")
+    env = changchun_v0.env()
+    env.reset(seed=2)
+    for name in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        action = None if termination or truncation else agent.act(obs, agents.agent_info(env, name))
+        assert action is None or obs["action_mask"][action] == 1
+        env.step(action)
+    with pytest.raises(ValueError, match="--teacher"):
+        bc.train(bc.Args(variant="changchun", teacher="random", out_dir=str(tmp_path / "bad"), progress=False))
+    assert not (tmp_path / "bad").exists()
 
 
 @pytest.mark.parametrize("central_critic", [False, True])
