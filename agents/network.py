@@ -4,7 +4,9 @@ Input: the observation planes of `mahjong_env.observation` (``(NUM_CHANNELS, 34)
 0–135 are planes over the 34 tile kinds, the next three rows hold scalar features; a network
 made with ``extra_planes=K`` also reads K analysis planes appended after them
 (`mahjong_env.features.ANALYSIS_CHANNELS`, the env option ``analysis_features=True``), which
-go into the convolution with the tile planes.
+go into the convolution with the tile planes. With ``prior_planes=True`` the last two of them
+are the prior planes (`prior_planes`: the default heuristic's choice), so the network learns
+where to depart from the rule-based player rather than the whole policy.
 
 Trunk: the tile planes are laid out per group (m, p, s, z) with zero columns between groups so
 that the 1-D convolutions over tile ranks never mix suits, then a 1-D convolution and
@@ -22,7 +24,7 @@ Illegal actions are masked with `masked_logits` before any softmax or argmax.
 Checkpoints are data only (loadable with ``torch.load(path, weights_only=True)``)::
 
     {"format": 1, "state_dict": {name: tensor},
-     "arch": {"channels", "blocks", "hidden", "extra_planes", "advantage_head"},
+     "arch": {"channels", "blocks", "hidden", "extra_planes", "advantage_head", "prior_planes"},
      "obs_shape": [139 + extra_planes, 34], "num_actions": 182, "variant": "changchun", "metadata": {...}}
 
 ``metadata`` holds plain values only (how the checkpoint was trained). `load_checkpoint` bounds

@@ -5,6 +5,8 @@ analysis planes (``extra_planes > 0``) or have an advantage head, the ``info`` o
 `agents.agent_info` (its own view and the rule fields): the analysis is computed inside the
 agent from that view (`mahjong_env.features`), never from privileged state. Observations that
 already carry the analysis planes (env option ``analysis_features=True``) are used as they are.
+A network with prior planes also reads the choice of the default `agents.heuristic.HeuristicAgent`
+on the same observation and info (`agents.network.prior_planes`).
 
 Greedy by default (the most probable legal action); ``greedy=False`` samples from the masked
 policy with its own seeded generator, so a given seed replays the same choices on CPU and GPU.
