@@ -21,7 +21,8 @@ Decision rules, in order:
    ready (push when ready or one step away, fold when far).
 4. Kongs (杠) and Changchun special groups (C5, C6) when they do not worsen the hand
    (``kongs="always"``: every kong and special group a player that is not ready may make, on
-   its turn and on a discard, since a kong pays at once, X8, C12, and adds a fan, X6). A ready
+   its turn and on a discard, since a kong pays at once, X8, C12, adds a fan, X6, and draws a
+   replacement; ``kongs="first"``: the same, and on its turn before a ready declaration). A ready
    Xinjiang player kongs only if the hand stays ready without the kong tiles, so it never
    becomes 相公 (X5); a ready Changchun player's kongs keep its waits by rule (C7).
 5. Claims (pong 碰, kong, chow 吃) only when the hand after the claim (and its best discard)
@@ -46,8 +47,9 @@ from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
 
 __all__ = ["KONG_POLICIES", "HeuristicAgent"]
 
-KONG_POLICIES = ("safe", "always")
-"""``kongs`` options: a kong only where it does not worsen the hand, or every kong."""
+KONG_POLICIES = ("safe", "always", "first")
+"""``kongs`` options: a kong only where it does not worsen the hand; every kong (after the
+ready declaration, rule 2); every kong, before the ready declaration too."""
 
 _CLAIMS = (A.KONG, A.PONG, A.CHOW_LOW, A.CHOW_MID, A.CHOW_HIGH)
 _CLAIM_OFFSET = {A.PONG: 0, A.KONG: 1, A.CHOW_LOW: 2, A.CHOW_MID: 3, A.CHOW_HIGH: 4}
@@ -61,7 +63,7 @@ class HeuristicAgent(Agent):
     accepted for the `agents.load` interface and changes nothing. The options default to the
     baseline; each was measured in 1-vs-3 duplicate runs against it (README, baseline
     results): ``defence=True`` adds the defence of rule 3 (no better in Changchun);
-    ``kongs="always"`` takes every kong (rule 4)."""
+    ``kongs="always"`` or ``"first"`` takes every kong (rule 4; better in Xinjiang)."""
 
     name = "heuristic"
 
@@ -100,7 +102,7 @@ class HeuristicAgent(Agent):
             )
         state = _Situation(info["view"], info["variant"], info.get("config"))
         if mask[A.PASS]:
-            return state.claim(mask, self.kongs == "always")
+            return state.claim(mask, self.kongs != "safe")
         return self._turn(state, legal)
 
     # ------------------------------------------------------------------ own turn
@@ -111,6 +113,10 @@ class HeuristicAgent(Agent):
                 if A.CONCEALED_KONG <= action < A.CHOW_LOW and s.kong_keeps_ready(int(action)):
                     return int(action)
             return int(legal[0])  # discard ids come first: the drawn tile, the only discard
+        if self.kongs == "first":
+            kong = self._any_kong(legal)
+            if kong is not None:
+                return kong
         danger = s.danger if self.defence and s.discard_wins else None
         readies = [int(a) - A.READY for a in legal if A.READY <= a < A.CONCEALED_KONG]
         if readies:
@@ -123,9 +129,9 @@ class HeuristicAgent(Agent):
             if count > 0:
                 return A.READY + tile
         if self.kongs == "always":
-            for action in legal:
-                if A.CONCEALED_KONG <= action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
-                    return int(action)
+            kong = self._any_kong(legal)
+            if kong is not None:
+                return kong
         discards = [int(a) for a in legal if a < A.READY]
         best_e, best_tile = self._discard(s, discards, danger)
         for action in legal:
@@ -146,6 +152,14 @@ class HeuristicAgent(Agent):
                 if after <= now:
                     return action
         return A.DISCARD + best_tile
+
+    @staticmethod
+    def _any_kong(legal: np.ndarray) -> int | None:
+        """The first legal kong, addition or special group (``kongs`` other than ``"safe"``)."""
+        for action in legal:
+            if A.CONCEALED_KONG <= action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
+                return int(action)
+        return None
 
     @staticmethod
     def _discard(s: _Situation, discards: list[int], danger: list[float] | None) -> tuple[float, int]:

@@ -281,6 +281,31 @@ def test_shipped_checkpoints_load_and_act_legally(variant):
     play_hands(VARIANTS[variant], [agent, RandomAgent(1), HeuristicAgent(2), agent], [21, 22])
 
 
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_shipped_checkpoints_take_the_kongs_the_heuristic_declines(variant):
+    """The shipped networks read the default heuristic's choice (prior planes) and learnt where
+    to depart from it: the kong of 2222m1346m456p79s1z that the heuristic declines (R7, X8,
+    C12); in Xinjiang, trained on ``kongs="first"``, also the kong of 1111m23m456p789s12z
+    before the ready declaration. Elsewhere they play the heuristic's choice."""
+    agent = agents.load(f"torch:{CHECKPOINTS / variant}.pt", device="cpu")
+    assert agent.network.prior_planes
+    env = deal(VARIANTS[variant], ["2222m1346m456p79s1z", None, None, None])
+    assert heuristic_choice(env) == "discard 1z"
+    assert A.action_name(agent.act(env.observe("player_0"), agent_info(env, "player_0"))) == "concealed_kong 2m"
+    env = deal(VARIANTS[variant], ["1111m23m456p789s12z", None, None, None])
+    choice = A.action_name(agent.act(env.observe("player_0"), agent_info(env, "player_0")))
+    assert choice == ("concealed_kong 1m" if variant == "xinjiang" else "ready 2z")
+    heuristic = HeuristicAgent()
+    agree = []
+
+    def compare(env, name, obs, info, action):
+        if not any(obs["action_mask"][A.CONCEALED_KONG : A.CHOW_LOW]) and not obs["action_mask"][A.KONG]:
+            agree.append(action == heuristic.act(obs, info))
+
+    play_hands(VARIANTS[variant], [agent] * 4, [31, 32], on_decision=compare)
+    assert len(agree) > 50 and sum(agree) / len(agree) > 0.97
+
+
 # ---------------------------------------------------------------------- agents.load
 
 
@@ -341,6 +366,18 @@ def test_heuristic_kongs_always_claims_the_exposed_kong():
     assert heuristic_choice(env, 1) == "pong"
     info = agent_info(env, "player_1")
     assert A.action_name(HeuristicAgent(kongs="always").act(env.observe("player_1"), info)) == "kong"
+
+
+def test_heuristic_kongs_first_takes_the_kong_before_the_ready_declaration():
+    """1111m23m456p789s12z: ``ready 2z`` and the concealed kong of 1m are both legal; the default
+    heuristic and ``kongs="always"`` declare ready, ``kongs="first"`` kongs (measured better in
+    Xinjiang, README)."""
+    env = deal(xinjiang_v0, ["1111m23m456p789s12z", None, None, None])
+    info = agent_info(env, "player_0")
+    obs = env.observe("player_0")
+    assert heuristic_choice(env) == "ready 2z"
+    assert A.action_name(HeuristicAgent(kongs="always").act(obs, info)) == "ready 2z"
+    assert A.action_name(HeuristicAgent(kongs="first").act(obs, info)) == "concealed_kong 1m"
 
 
 def test_heuristic_rejects_unknown_options():

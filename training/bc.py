@@ -254,6 +254,8 @@ def evaluate(
         out["departure_rate"] = departures / total  # the network's choices unlike the default heuristic's
         if wanted:
             out["departure_recall"] = departed_right / wanted  # labelled departures it makes
+        if departures:
+            out["departure_precision"] = departed_right / departures  # its departures that the label makes
     if rolled:
         out["adv_gain"] = gains[0] / rolled
         best = int(np.argmax(gains))
