@@ -79,9 +79,9 @@ class TorchAgent(Agent):
         self.rng = np.random.default_rng(seed)
         self._warned = False
         self.needs_info = network.extra_planes > 0 or network.advantage_head
+        """Whether `act` needs the ``info`` of `agents.agent_info` (the view and rule fields)."""
         self._prior = HeuristicAgent()
         """The rule-based player whose choice fills the prior planes (networks with ``prior_planes``)."""
-        """Whether `act` needs the ``info`` of `agents.agent_info` (the view and rule fields)."""
 
     @classmethod
     def from_checkpoint(
