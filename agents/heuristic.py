@@ -14,6 +14,10 @@ Decision rules, in order:
 3. Discard: minimise the effective shanten (向听数: standard form, or seven pairs where it is a
    winning form and the hand is closed; in Changchun plus a penalty for each missing C9
    condition: 三色全, 幺九, 一叉), then maximise the unseen tiles that lower the shanten.
+   With ``lookahead=True``, one step from ready, the discard among those of the best
+   effective shanten whose useful draws lead to the widest ready hands
+   (`mahjong_env.features.PlayerAnalysis.ready_prospects`: each draw's unseen copies times
+   the unseen winning tiles of the best ready discard after it).
    Optional defence (``defence=True``), where others may win on a discard (Changchun C3; Xinjiang with
    ``allow_discard_win``, X9): a tile discarded by anyone since a ready player's declaration
    is safe against it (its winning tiles are fixed and it would have won); other tiles carry
@@ -63,7 +67,9 @@ class HeuristicAgent(Agent):
     accepted for the `agents.load` interface and changes nothing. The options default to the
     baseline; each was measured in 1-vs-3 duplicate runs against it (README, baseline
     results): ``defence=True`` adds the defence of rule 3 (no better in Changchun);
-    ``kongs="always"`` or ``"first"`` takes every kong (rule 4; better in Xinjiang)."""
+    ``kongs="always"`` or ``"first"`` takes every kong (rule 4; better in Xinjiang);
+    ``lookahead=True`` chooses discards one step from ready by their ready prospects (rule 3;
+    better in Changchun)."""
 
     name = "heuristic"
 
@@ -72,9 +78,13 @@ class HeuristicAgent(Agent):
         seed: int | None = 0,
         defence: bool = False,
         kongs: str = "safe",
+        lookahead: bool = False,
     ) -> None:
         if kongs not in KONG_POLICIES:
             raise ValueError(f"HeuristicAgent: kongs must be one of {KONG_POLICIES}, got {kongs!r}")
+        if not isinstance(lookahead, bool):
+            raise ValueError(f"HeuristicAgent: lookahead must be true or false, got {lookahead!r}")
+        self.lookahead = lookahead
         self._seed = seed
         self.defence = bool(defence)
         self.kongs = kongs
@@ -134,6 +144,8 @@ class HeuristicAgent(Agent):
                 return kong
         discards = [int(a) for a in legal if a < A.READY]
         best_e, best_tile = self._discard(s, discards, danger)
+        if self.lookahead and best_e == 1 and danger is None:
+            best_tile = s.one_away_discard(discards, best_tile)
         for action in legal:
             action = int(action)
             if A.CONCEALED_KONG <= action < A.ADDED_KONG:
@@ -193,6 +205,18 @@ class _Situation(PlayerAnalysis):
             yaoji=bool(config.get("yaoji_wild")),
         )
         return tuple(tiles) if tiles is not None else tuple(t for t in SPECIAL_GROUPS[kind] if self.counts[t])
+
+    def one_away_discard(self, discards: list[int], default: int) -> int:
+        """At one step from ready: among the discards of the best effective shanten, the one
+        with the most `ready_prospects`; ``default`` where it is among the best."""
+        scored = self.discard_scores(self.counts, self.melds, discards)
+        best_e = min(e for e, _ in scored)
+        candidates = [t for e, t in scored if e == best_e]
+        if len(candidates) < 2:
+            return default
+        values = {t: self.ready_prospects(t) for t in candidates}
+        top = max(values.values())
+        return default if values[default] == top else max(t for t in candidates if values[t] == top)
 
     def kong_keeps_ready(self, action: int) -> bool:
         """Whether a ready player's kong leaves the hand ready (X5: else it becomes 相公)."""

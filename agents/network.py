@@ -2,9 +2,10 @@
 
 Input: the observation planes of `mahjong_env.observation` (``(NUM_CHANNELS, 34)``): rows
 0–135 are planes over the 34 tile kinds, the next three rows hold scalar features; a network
-made with ``extra_planes=K`` also reads K analysis planes appended after them
+made with ``extra_planes=K`` also reads the first K analysis planes appended after them
 (`mahjong_env.features.ANALYSIS_CHANNELS`, the env option ``analysis_features=True``), which
-go into the convolution with the tile planes. With ``prior_planes=True`` the last two of them
+go into the convolution with the tile planes (`PolicyNetwork.analysis_rows`: networks made
+before a channel was added read the rows that existed then). With ``prior_planes=True`` the last two of them
 are the prior planes (`prior_planes`: the default heuristic's choice), so the network learns
 where to depart from the rule-based player rather than the whole policy.
 
@@ -64,6 +65,8 @@ TILE_PLANES = NUM_CHANNELS - SCALAR_ROWS
 SCALAR_SIZE = SCALAR_ROWS * NUM_KINDS
 PRIOR_ROWS = 2
 """Rows of the prior planes (`prior_planes`)."""
+LEGACY_ANALYSIS_ROWS = 10
+"""Analysis rows of the networks made before ``discard_prospects`` (row 10) was added."""
 ARCH_LIMITS = {
     "channels": (1, 256),
     "blocks": (0, 16),
@@ -114,10 +117,9 @@ class PolicyNetwork(nn.Module):
         prior_planes: bool = False,
     ) -> None:
         super().__init__()
-        if prior_planes and extra_planes != len(ANALYSIS_CHANNELS) + PRIOR_ROWS:
-            raise ValueError(
-                f"prior_planes need the analysis planes: extra_planes must be {len(ANALYSIS_CHANNELS) + PRIOR_ROWS}"
-            )
+        problem = _plane_problem(extra_planes, prior_planes)
+        if problem:
+            raise ValueError(problem)
         self.channels, self.blocks, self.hidden = channels, blocks, hidden
         self.extra_planes, self.advantage_head = extra_planes, advantage_head
         self.prior_planes = prior_planes
@@ -143,6 +145,12 @@ class PolicyNetwork(nn.Module):
             self.tile_advantage = nn.Conv1d(channels, TILE_FAMILIES, 1)
             nn.init.zeros_(self.advantage_out.weight)
             nn.init.zeros_(self.advantage_out.bias)
+
+    @property
+    def analysis_rows(self) -> int:
+        """How many of the analysis planes (the first ones of `ANALYSIS_CHANNELS`) it reads:
+        networks trained before a channel was added read the rows that existed then."""
+        return self.extra_planes - (PRIOR_ROWS if self.prior_planes else 0)
 
     @property
     def obs_rows(self) -> int:
@@ -298,11 +306,24 @@ def _checked_arch(path: Path, arch: Any) -> dict[str, Any]:
         if not isinstance(flag, bool):
             raise ValueError(f"checkpoint {str(path)!r}: arch {name} must be True or False, got {flag!r}")
         out[name] = flag
-    if out["prior_planes"] and out["extra_planes"] != len(ANALYSIS_CHANNELS) + PRIOR_ROWS:
-        raise ValueError(
-            f"checkpoint {str(path)!r}: arch prior_planes needs extra_planes {len(ANALYSIS_CHANNELS) + PRIOR_ROWS}"
-        )
+    problem = _plane_problem(out["extra_planes"], out["prior_planes"])
+    if problem:
+        raise ValueError(f"checkpoint {str(path)!r}: arch {problem}")
     return out
+
+
+def _plane_problem(extra_planes: int, prior: bool) -> str | None:
+    """What is wrong with this count of extra planes (the analysis planes it reads, then the
+    prior planes), or None. Prior planes need the analysis planes of ten rows or more (the
+    rows that existed when they were introduced)."""
+    if prior and not LEGACY_ANALYSIS_ROWS + PRIOR_ROWS <= extra_planes <= len(ANALYSIS_CHANNELS) + PRIOR_ROWS:
+        return (
+            f"prior_planes need the analysis planes: extra_planes must be in "
+            f"[{LEGACY_ANALYSIS_ROWS + PRIOR_ROWS}, {len(ANALYSIS_CHANNELS) + PRIOR_ROWS}], got {extra_planes}"
+        )
+    if not prior and extra_planes > len(ANALYSIS_CHANNELS):
+        return f"extra_planes without prior_planes: at most {len(ANALYSIS_CHANNELS)} analysis rows, got {extra_planes}"
+    return None
 
 
 def prior_planes(actions: Sequence[int] | np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

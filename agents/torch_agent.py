@@ -26,7 +26,7 @@ import torch
 
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
-from agents.network import PRIOR_ROWS, PolicyNetwork, load_checkpoint, masked_logits, prior_planes
+from agents.network import PolicyNetwork, load_checkpoint, masked_logits, prior_planes
 from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
 from mahjong_env.observation import NUM_CHANNELS
 
@@ -162,26 +162,31 @@ class TorchAgent(Agent):
     ) -> np.ndarray:
         """The network's input rows: the observations, plus the analysis planes and the prior
         planes where the network reads them and the observation does not carry them."""
-        rows = self.network.obs_rows
+        network = self.network
+        rows = network.obs_rows
         first = observations[0]["observation"]
-        if first.shape[0] == rows:
+        if first.shape[0] == rows and not network.prior_planes:
             return np.stack([o["observation"] for o in observations]).astype(np.float32, copy=False)
         analysed = NUM_CHANNELS + len(ANALYSIS_CHANNELS)
-        wanted = analysed + (PRIOR_ROWS if self.network.prior_planes else 0)
-        if first.shape[0] not in (NUM_CHANNELS, analysed) or rows != wanted:
+        if first.shape[0] not in (NUM_CHANNELS, analysed):
             raise ValueError(f"this network reads {rows} observation rows, the observation has {first.shape[0]}")
-        given = first.shape[0]
+        reads = NUM_CHANNELS + network.analysis_rows  # the network's analysis rows end here
         out = np.zeros((len(observations), rows, first.shape[1]), np.float32)
+        buffer = np.zeros((len(ANALYSIS_CHANNELS), first.shape[1]), np.float32)
         assert infos is not None
         for k, (o, info) in enumerate(zip(observations, infos)):
             assert info is not None
-            out[k, :given] = o["observation"]
-            if given < analysed:
-                mask = o["action_mask"]
-                analysis_planes(info["view"], info["variant"], info.get("config"), mask, out[k, NUM_CHANNELS:analysed])
-        if self.network.prior_planes:
+            out[k, :NUM_CHANNELS] = o["observation"][:NUM_CHANNELS]
+            if reads > NUM_CHANNELS:
+                if first.shape[0] == analysed:
+                    out[k, NUM_CHANNELS:reads] = o["observation"][NUM_CHANNELS:reads]
+                else:
+                    mask = o["action_mask"]
+                    analysis_planes(info["view"], info["variant"], info.get("config"), mask, buffer)
+                    out[k, NUM_CHANNELS:reads] = buffer[: reads - NUM_CHANNELS]
+        if network.prior_planes:
             choices = [self._prior.act(o, info) for o, info in zip(observations, infos)]
-            prior_planes(choices, out[:, analysed:])
+            prior_planes(choices, out[:, reads:])
         return out
 
     def _check_variant(self, infos: list[dict[str, Any] | None] | None) -> None:

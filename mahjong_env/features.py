@@ -30,7 +30,12 @@ tile kinds unless a row says otherwise:
   shanten after discarding T + 1) / 7;
 - 9 ``claim``: scalars: columns 0–4 shanten after pong / kong / chow_low / chow_mid /
   chow_high (+1, / 9; 0: not possible), 5–9 their acceptance / 40, 10 the current shanten
-  (+1, / 9), 11 the current acceptance / 40.
+  (+1, / 9), 11 the current acceptance / 40;
+- 10 ``discard_prospects``: where the best discards leave the hand one step from ready and
+  there is more than one of them: for each of them, `PlayerAnalysis.ready_prospects` / 256
+  (the unseen winning tiles its useful draws lead to), 0 elsewhere.
+
+Networks trained before row 10 existed read the first ten rows (`agents.network`).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ ANALYSIS_CHANNELS = (
     "danger",
     "seven_pairs",
     "claim",
+    "discard_prospects",
 )
 
 ANALYSIS_PIECES = tuple(Piece(name, 1, 2.0) for name in ANALYSIS_CHANNELS)
@@ -310,6 +316,35 @@ class PlayerAnalysis:
         counts[discard] -= 1
         return sum(self.unseen[t] for t in hand.wait_kinds(self.waits(counts, self.melds)))
 
+    def ready_prospects(self, discard: int) -> int:
+        """For a hand one step from ready after ``discard``: the unseen winning tiles it can
+        expect, summed over its useful draws (each draw kind's unseen copies times the unseen
+        winning tiles of the best ready discard after that draw; 0 for a draw that does not
+        make the hand ready). A two-step acceptance: it prefers the discard whose ready hands
+        wait wider, where plain acceptance only counts the draws."""
+        counts, melds, unseen = self.counts, self.melds, self.unseen
+        counts[discard] -= 1
+        total = 0
+        try:
+            for d in useful_kinds(counts, melds.count, self.seven_pairs):
+                if not unseen[d]:
+                    continue
+                counts[d] += 1
+                best = 0
+                shape = Shape(counts, melds.count, self.seven_pairs)
+                for t in range(NUM_KINDS):
+                    if counts[t] and shape.changed(t, -1) == 0:  # ready in shape; `waits` applies C9
+                        counts[t] -= 1
+                        live = sum(unseen[w] - (w == d) for w in hand.wait_kinds(self.waits(counts, melds)))
+                        counts[t] += 1
+                        if live > best:
+                            best = live
+                counts[d] -= 1
+                total += unseen[d] * best
+        finally:
+            counts[discard] += 1
+        return total
+
     # ------------------------------------------------------------------ claims
 
     def after_claim(self, offset: int, tile: int) -> tuple[float, int]:
@@ -367,6 +402,11 @@ def analysis_planes(
                     out[3, t] = 0.1 + live / 20.0
             if shape is not None:
                 out[8, t] = (shape.seven_pairs_changed(t, -1) + 1.0) / 7.0
+        if best == 1.0:
+            candidates = [t for e, t in scored if e == best]
+            if len(candidates) > 1:
+                for t in candidates:
+                    out[10, t] = a.ready_prospects(t) / 256.0
     elif size == 13:
         for u in useful_kinds(counts, melds.count, a.seven_pairs):
             out[4, u] = 1.0

@@ -21,6 +21,7 @@ from agents.torch_agent import TorchAgent
 from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
 from mahjong_env.actions import action_id
+from mahjong_env.tiles import parse_tiles, tile_index
 from mahjong_env.variants import all_variants
 from training.evaluate import duplicate_eval
 
@@ -380,7 +381,65 @@ def test_heuristic_kongs_first_takes_the_kong_before_the_ready_declaration():
     assert A.action_name(HeuristicAgent(kongs="first").act(obs, info)) == "concealed_kong 1m"
 
 
+def test_heuristic_lookahead_discards_for_the_wider_ready_hands():
+    """R8, C9: the Changchun dealer's first turn with 13678m34p6789s222z is one step from ready
+    after discarding 1m, 3m, 3p, 4p, 6s or 9s. The default heuristic keeps the most acceptance
+    (discard 9s: 24 unseen useful tiles, against 17 for 3m); ``lookahead=True`` discards 3m
+    (1m ties with it; the higher kind wins the tie), whose useful draws lead to ready hands
+    waiting on 120 unseen winning tiles in all (draw copies times live waits, counted here
+    with the rule set's own C9 readings) against 108 for 9s and 6s and 24 for 3p and 4p."""
+    env = deal(changchun_v0, ["13678m34p6789s222z", None, None, None])
+    info = agent_info(env, "player_0")
+    obs = env.observe("player_0")
+    assert heuristic_choice(env) == "discard 9s"
+    assert A.action_name(HeuristicAgent(lookahead=True).act(obs, info)) == "discard 3m"
+    rules = env.unwrapped.game.rules
+    counts = [0] * 34
+    for t in parse_tiles("13678m34p6789s222z"):
+        counts[t] += 1
+    unseen = [4 - n for n in counts]  # nothing else is visible on the first turn
+
+    def prospects(discard: int) -> int:
+        total = 0
+        for draw in range(34):
+            hand14 = list(counts)
+            hand14[discard] -= 1
+            hand14[draw] += 1
+            if not unseen[draw] or hand14[draw] > 4:
+                continue
+            best = 0
+            for out in (t for t in range(34) if hand14[t]):
+                hand14[out] -= 1
+                live = 0
+                for w in range(34):
+                    if hand14[w] < 4:
+                        hand14[w] += 1
+                        if rules.readings([], hand14):
+                            live += unseen[w] - (w == draw)
+                        hand14[w] -= 1
+                hand14[out] += 1
+                best = max(best, live)
+            total += unseen[draw] * best
+        return total
+
+    assert [prospects(tile_index(t)) for t in ("3m", "1m", "9s", "6s", "3p", "4p")] == [120, 120, 108, 108, 24, 24]
+
+
+def test_heuristic_lookahead_changes_nothing_away_from_one_step():
+    """The lookahead only breaks ties one step from ready: a ready declaration and a hand two
+    steps away play as the default heuristic does."""
+    for hand in ("123m456p789s1122z3z", "147m258p369s12356z", "2222m1346m456p79s1z"):
+        env = deal(changchun_v0, [hand, None, None, None])
+        info = agent_info(env, "player_0")
+        obs = env.observe("player_0")
+        assert HeuristicAgent(lookahead=True).act(obs, info) == HeuristicAgent().act(obs, info)
+
+
 def test_heuristic_rejects_unknown_options():
+    with pytest.raises(ValueError, match="lookahead"):
+        HeuristicAgent(lookahead="yes")
+    with pytest.raises(ValueError, match="lookahead"):
+        agents.load("heuristic?lookahead=1")
     with pytest.raises(ValueError, match="kongs"):
         HeuristicAgent(kongs="sometimes")
     with pytest.raises(ValueError, match="kongs"):

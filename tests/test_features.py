@@ -41,6 +41,23 @@ def test_golden_discard_planes_of_a_ready_shape():
     assert not planes[ROW["danger"]].any()  # nobody is ready
 
 
+def test_golden_discard_prospects():
+    """R8, C9: 13678m34p6789s222z (Changchun dealer, first turn) is one step from ready after
+    its six best discards; ``discard_prospects`` holds their `PlayerAnalysis.ready_prospects`
+    / 256 (the unseen winning tiles their useful draws lead to: tests/test_agents.py counts
+    them with the rule set's readings) and nothing elsewhere. A ready shape (one best discard
+    that declares) has no prospects row."""
+    env = deal(changchun_v0, ["13678m34p6789s222z", None, None, None])
+    planes = analysis_planes(env.view("player_0"), "changchun", env.config.to_dict(), env.action_mask("player_0"))
+    row = planes[ROW["discard_prospects"]]
+    expected = {"1m": 120, "3m": 120, "3p": 24, "4p": 24, "6s": 108, "9s": 108}
+    assert {t: round(float(row[t]) * 256) for t in row.nonzero()[0]} == {tile_index(k): v for k, v in expected.items()}
+    assert set(row.nonzero()[0]) == set(planes[ROW["discard_best"]].nonzero()[0])
+    ready = deal(xinjiang_v0, ["123m456p789s1122z3z", None, None, None], dealer=0)
+    planes = analysis_planes(ready.view("player_0"), "xinjiang", ready.config.to_dict(), ready.action_mask("player_0"))
+    assert not planes[ROW["discard_prospects"]].any()
+
+
 def test_seven_pairs_follow_the_rule_field():
     """C9: seven pairs count in Changchun only with allow_seven_pairs; X3 allows them."""
     view = {
@@ -116,6 +133,38 @@ def test_torch_agent_reads_the_planes_from_the_env_or_computes_them_from_its_vie
         rich.step(b)
         if all(plain.terminations.values()):
             break
+
+
+@pytest.mark.parametrize("prior", [False, True])
+def test_a_network_made_before_discard_prospects_reads_the_first_ten_rows(prior):
+    """A network trained on the ten analysis rows that existed before ``discard_prospects``
+    (extra_planes 10, or 12 with the prior planes) gets exactly those rows, whether the agent
+    computes them or the env (``analysis_features=True``, 11 rows) carries them; the prior
+    planes follow them. An arch with more analysis rows than exist is refused."""
+    from agents.network import LEGACY_ANALYSIS_ROWS, PRIOR_ROWS
+
+    extra = LEGACY_ANALYSIS_ROWS + (PRIOR_ROWS if prior else 0)
+    network = PolicyNetwork(8, 1, 32, extra_planes=extra, prior_planes=prior)
+    assert network.analysis_rows == LEGACY_ANALYSIS_ROWS < len(ANALYSIS_CHANNELS)
+    agent = TorchAgent(network, variant="changchun", device="cpu")
+    plain, rich = changchun_v0.env(), changchun_v0.env(analysis_features=True)
+    plain.reset(seed=9)
+    rich.reset(seed=9)
+    for _ in range(30):
+        name = plain.agent_selection
+        obs, info = plain.observe(name), agents.agent_info(plain, name)
+        rows = agent._stack([obs], [info])[0]
+        assert rows.shape == (NUM_CHANNELS + extra, 34)
+        planes = analysis_planes(info["view"], "changchun", info["config"], obs["action_mask"])
+        np.testing.assert_array_equal(rows[NUM_CHANNELS : NUM_CHANNELS + LEGACY_ANALYSIS_ROWS], planes[:LEGACY_ANALYSIS_ROWS])
+        np.testing.assert_array_equal(agent._stack([rich.observe(name)], [agents.agent_info(rich, name)])[0], rows)
+        a = agent.act(obs, info)
+        plain.step(a)
+        rich.step(a)
+        if all(plain.terminations.values()):
+            break
+    with pytest.raises(ValueError, match="analysis rows"):
+        PolicyNetwork(8, 1, 32, extra_planes=len(ANALYSIS_CHANNELS) + 1)
 
 
 @pytest.mark.parametrize(

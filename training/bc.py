@@ -38,7 +38,6 @@ from torch import nn
 
 from agents.network import PRIOR_ROWS, PolicyNetwork, masked_logits, prior_planes, save_checkpoint
 from agents.torch_agent import choose_with_advantage, resolve_device
-from mahjong_env.features import ANALYSIS_CHANNELS
 from training.cli import MetricLogger, new_run_dir, plot_curves, progress_bar, require, script_main
 from training.paired import DECISION_KINDS, generate, relabel
 
@@ -325,7 +324,7 @@ def train(args: Args) -> Path:
     logger.scalar("charts/data_seconds", data_seconds, 0)
 
     # network and optimiser
-    extra = (len(ANALYSIS_CHANNELS) if args.analysis else 0) + (PRIOR_ROWS if args.prior_planes else 0)
+    extra = (data["analysis"].shape[1] if args.analysis else 0) + (PRIOR_ROWS if args.prior_planes else 0)
     network = PolicyNetwork(
         args.channels,
         args.blocks,
