@@ -145,7 +145,9 @@ class HeuristicAgent(Agent):
         discards = [int(a) for a in legal if a < A.READY]
         best_e, best_tile = self._discard(s, discards, danger)
         if self.lookahead and best_e == 1 and danger is None:
-            best_tile = s.one_away_discard(discards, best_tile)
+            wider = s.one_away_discard(discards)
+            if wider is not None:
+                best_tile = wider
         for action in legal:
             action = int(action)
             if A.CONCEALED_KONG <= action < A.ADDED_KONG:
@@ -206,17 +208,17 @@ class _Situation(PlayerAnalysis):
         )
         return tuple(tiles) if tiles is not None else tuple(t for t in SPECIAL_GROUPS[kind] if self.counts[t])
 
-    def one_away_discard(self, discards: list[int], default: int) -> int:
+    def one_away_discard(self, discards: list[int]) -> int | None:
         """At one step from ready: among the discards of the best effective shanten, the one
-        with the most `ready_prospects`; ``default`` where it is among the best."""
-        scored = self.discard_scores(self.counts, self.melds, discards)
+        with the most `ready_prospects`, ties broken by the default order (`rank_key`); None
+        where there is only one such discard."""
+        counts, melds = self.counts, self.melds
+        scored = self.discard_scores(counts, melds, discards)
         best_e = min(e for e, _ in scored)
         candidates = [t for e, t in scored if e == best_e]
         if len(candidates) < 2:
-            return default
-        values = {t: self.ready_prospects(t) for t in candidates}
-        top = max(values.values())
-        return default if values[default] == top else max(t for t in candidates if values[t] == top)
+            return None
+        return max(candidates, key=lambda t: (self.ready_prospects(t), self.rank_key(counts, melds, t)))
 
     def kong_keeps_ready(self, action: int) -> bool:
         """Whether a ready player's kong leaves the hand ready (X5: else it becomes 相公)."""

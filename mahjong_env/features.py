@@ -32,8 +32,9 @@ tile kinds unless a row says otherwise:
   chow_high (+1, / 9; 0: not possible), 5–9 their acceptance / 40, 10 the current shanten
   (+1, / 9), 11 the current acceptance / 40;
 - 10 ``discard_prospects``: where the best discards leave the hand one step from ready and
-  there is more than one of them: for each of them, `PlayerAnalysis.ready_prospects` / 256
-  (the unseen winning tiles its useful draws lead to), 0 elsewhere.
+  there is more than one of them: for each of them, its `PlayerAnalysis.ready_prospects`
+  (the unseen winning tiles its useful draws lead to) over the largest of theirs (1 for the
+  best ones), 0 elsewhere.
 
 Networks trained before row 10 existed read the first ten rows (`agents.network`).
 """
@@ -405,8 +406,10 @@ def analysis_planes(
         if best == 1.0:
             candidates = [t for e, t in scored if e == best]
             if len(candidates) > 1:
-                for t in candidates:
-                    out[10, t] = a.ready_prospects(t) / 256.0
+                prospects = [a.ready_prospects(t) for t in candidates]
+                top = max(prospects)
+                for t, value in zip(candidates, prospects):
+                    out[10, t] = value / top if top else 0.0
     elif size == 13:
         for u in useful_kinds(counts, melds.count, a.seven_pairs):
             out[4, u] = 1.0

@@ -384,15 +384,15 @@ def test_heuristic_kongs_first_takes_the_kong_before_the_ready_declaration():
 def test_heuristic_lookahead_discards_for_the_wider_ready_hands():
     """R8, C9: the Changchun dealer's first turn with 13678m34p6789s222z is one step from ready
     after discarding 1m, 3m, 3p, 4p, 6s or 9s. The default heuristic keeps the most acceptance
-    (discard 9s: 24 unseen useful tiles, against 17 for 3m); ``lookahead=True`` discards 3m
-    (1m ties with it; the higher kind wins the tie), whose useful draws lead to ready hands
-    waiting on 120 unseen winning tiles in all (draw copies times live waits, counted here
-    with the rule set's own C9 readings) against 108 for 9s and 6s and 24 for 3p and 4p."""
+    (discard 9s: 24 unseen useful tiles, against 17 for 1m); ``lookahead=True`` discards 1m
+    (3m ties with it; the default order breaks the tie), whose useful draws lead to ready
+    hands waiting on 120 unseen winning tiles in all (draw copies times live waits, counted
+    here with the rule set's own C9 readings) against 108 for 9s and 6s and 24 for 3p and 4p."""
     env = deal(changchun_v0, ["13678m34p6789s222z", None, None, None])
     info = agent_info(env, "player_0")
     obs = env.observe("player_0")
     assert heuristic_choice(env) == "discard 9s"
-    assert A.action_name(HeuristicAgent(lookahead=True).act(obs, info)) == "discard 3m"
+    assert A.action_name(HeuristicAgent(lookahead=True).act(obs, info)) == "discard 1m"
     rules = env.unwrapped.game.rules
     counts = [0] * 34
     for t in parse_tiles("13678m34p6789s222z"):

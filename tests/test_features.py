@@ -44,14 +44,18 @@ def test_golden_discard_planes_of_a_ready_shape():
 def test_golden_discard_prospects():
     """R8, C9: 13678m34p6789s222z (Changchun dealer, first turn) is one step from ready after
     its six best discards; ``discard_prospects`` holds their `PlayerAnalysis.ready_prospects`
-    / 256 (the unseen winning tiles their useful draws lead to: tests/test_agents.py counts
-    them with the rule set's readings) and nothing elsewhere. A ready shape (one best discard
-    that declares) has no prospects row."""
+    (the unseen winning tiles their useful draws lead to: 120, 108 and 24, which
+    tests/test_agents.py counts with the rule set's readings) over the largest, and nothing
+    elsewhere. A ready shape (one best discard that declares) has no prospects row."""
     env = deal(changchun_v0, ["13678m34p6789s222z", None, None, None])
     planes = analysis_planes(env.view("player_0"), "changchun", env.config.to_dict(), env.action_mask("player_0"))
     row = planes[ROW["discard_prospects"]]
     expected = {"1m": 120, "3m": 120, "3p": 24, "4p": 24, "6s": 108, "9s": 108}
-    assert {t: round(float(row[t]) * 256) for t in row.nonzero()[0]} == {tile_index(k): v for k, v in expected.items()}
+    assert {int(t): float(row[t]) for t in row.nonzero()[0]} == pytest.approx(
+        {tile_index(k): v / 120 for k, v in expected.items()}
+    )
+    analysis = PlayerAnalysis(env.view("player_0"), "changchun", env.config.to_dict())
+    assert {k: analysis.ready_prospects(tile_index(k)) for k in expected} == expected
     assert set(row.nonzero()[0]) == set(planes[ROW["discard_best"]].nonzero()[0])
     ready = deal(xinjiang_v0, ["123m456p789s1122z3z", None, None, None], dealer=0)
     planes = analysis_planes(ready.view("player_0"), "xinjiang", ready.config.to_dict(), ready.action_mask("player_0"))
