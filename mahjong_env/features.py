@@ -32,9 +32,9 @@ tile kinds unless a row says otherwise:
   chow_high (+1, / 9; 0: not possible), 5–9 their acceptance / 40, 10 the current shanten
   (+1, / 9), 11 the current acceptance / 40;
 - 10 ``discard_prospects``: where the best discards leave the hand one step from ready and
-  there is more than one of them: for each of them, its `PlayerAnalysis.ready_prospects`
-  (the unseen winning tiles its useful draws lead to) over the largest of theirs (1 for the
-  best ones), 0 elsewhere.
+  there is more than one of them: 1 for those with the most `PlayerAnalysis.ready_prospects`
+  (the unseen winning tiles their useful draws lead to), half their share of the largest for
+  the others, 0 elsewhere.
 
 Networks trained before row 10 existed read the first ten rows (`agents.network`).
 """
@@ -409,7 +409,7 @@ def analysis_planes(
                 prospects = [a.ready_prospects(t) for t in candidates]
                 top = max(prospects)
                 for t, value in zip(candidates, prospects):
-                    out[10, t] = value / top if top else 0.0
+                    out[10, t] = 1.0 if value == top else 0.5 * value / top  # a step between the best and the rest
     elif size == 13:
         for u in useful_kinds(counts, melds.count, a.seven_pairs):
             out[4, u] = 1.0

@@ -43,16 +43,17 @@ def test_golden_discard_planes_of_a_ready_shape():
 
 def test_golden_discard_prospects():
     """R8, C9: 13678m34p6789s222z (Changchun dealer, first turn) is one step from ready after
-    its six best discards; ``discard_prospects`` holds their `PlayerAnalysis.ready_prospects`
-    (the unseen winning tiles their useful draws lead to: 120, 108 and 24, which
-    tests/test_agents.py counts with the rule set's readings) over the largest, and nothing
-    elsewhere. A ready shape (one best discard that declares) has no prospects row."""
+    its six best discards, whose `PlayerAnalysis.ready_prospects` (the unseen winning tiles
+    their useful draws lead to) are 120, 108 and 24 (tests/test_agents.py counts them with the
+    rule set's readings): ``discard_prospects`` is 1 for the best (1m, 3m), half their share of
+    120 for the others, and nothing elsewhere. A ready shape (one best discard that declares)
+    has no prospects row."""
     env = deal(changchun_v0, ["13678m34p6789s222z", None, None, None])
     planes = analysis_planes(env.view("player_0"), "changchun", env.config.to_dict(), env.action_mask("player_0"))
     row = planes[ROW["discard_prospects"]]
     expected = {"1m": 120, "3m": 120, "3p": 24, "4p": 24, "6s": 108, "9s": 108}
     assert {int(t): float(row[t]) for t in row.nonzero()[0]} == pytest.approx(
-        {tile_index(k): v / 120 for k, v in expected.items()}
+        {tile_index(k): 1.0 if v == 120 else 0.5 * v / 120 for k, v in expected.items()}
     )
     analysis = PlayerAnalysis(env.view("player_0"), "changchun", env.config.to_dict())
     assert {k: analysis.ready_prospects(tile_index(k)) for k in expected} == expected

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.network import load_checkpoint
+from agents.network import PRIOR_ROWS, load_checkpoint
 from agents.torch_agent import TorchAgent
+from mahjong_env.features import ANALYSIS_CHANNELS
 from mahjong_env.observation import NUM_CHANNELS
 from training import bc, ppo
 from training.cli import field_docs, make_parser, parse_args
@@ -125,11 +126,11 @@ def test_tiny_bc_run_writes_checkpoint_log_and_curve(bc_checkpoint):
         "channels": 8,
         "blocks": 1,
         "hidden": 32,
-        "extra_planes": 10,
+        "extra_planes": len(ANALYSIS_CHANNELS),
         "advantage_head": True,
         "prior_planes": False,
     }
-    assert payload["obs_shape"] == [NUM_CHANNELS + 10, 34]
+    assert payload["obs_shape"] == [NUM_CHANNELS + len(ANALYSIS_CHANNELS), 34]
 
 
 def test_bc_agent_with_analysis_and_advantages_plays_the_default_env_from_its_view(bc_checkpoint):
@@ -166,7 +167,7 @@ def test_tiny_bc_run_with_a_teacher_and_prior_planes(tmp_path):
                    tensorboard=False, teacher='heuristic?kongs="always"', prior_planes=True, departure_weight=5.0)
     path = bc.train(args)
     payload = torch.load(path, weights_only=True)
-    assert payload["arch"]["prior_planes"] is True and payload["obs_shape"] == [NUM_CHANNELS + 12, 34]
+    assert payload["arch"]["prior_planes"] is True and payload["obs_shape"] == [NUM_CHANNELS + len(ANALYSIS_CHANNELS) + PRIOR_ROWS, 34]
     assert 0.0 <= payload["metadata"]["val"]["departure_rate"] <= 1.0
     agent = agents.load(f"torch:{path}")
     env = changchun_v0.env()
