@@ -3,7 +3,7 @@
     python -m agents.bench                      # heuristic, both variants
     python -m agents.bench --agents heuristic torch:agents/checkpoints/changchun.pt --variant changchun
 
-Four copies of the agent play batched games (`mahjong_env.vector.VectorMahjong`); the time
+Four copies of the agent play batched games (`mahjong_env.adapters.vector.VectorMahjong`); the time
 inside ``act_batch`` is measured per decision, over every decision and over the decisions with
 more than one legal action (forced moves are answered at once). One torch thread.
 """
@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import agents as agent_registry
-from mahjong_env.vector import VectorMahjong
+from mahjong_env.adapters.vector import VectorMahjong
 
 __all__ = ["measure", "main"]
 

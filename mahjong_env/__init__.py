@@ -10,8 +10,8 @@ Gymnasium's.
 from __future__ import annotations
 
 from mahjong_env import changchun_v0, xinjiang_v0
-from mahjong_env.records import replay
-from mahjong_env.registration import register_all
+from mahjong_env.adapters.registration import register_all
+from mahjong_env.tools.records import replay
 
 __all__ = ["xinjiang_v0", "changchun_v0", "replay"]
 

@@ -58,7 +58,7 @@ Version History
 
 from __future__ import annotations
 
-from mahjong_env.aec import MahjongEnv, make_env_factory
+from mahjong_env.adapters.aec import MahjongEnv, make_env_factory
 from mahjong_env.rules.changchun import ChangchunConfig, ChangchunRules
 
 __all__ = ["env", "raw_env"]

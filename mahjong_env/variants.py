@@ -114,7 +114,7 @@ def register(variant: Variant) -> Variant:
     if clash:
         raise ValueError(f"variant name(s) {', '.join(clash)} already registered")
     _REGISTRY[variant.name] = variant
-    from mahjong_env.registration import register_variant
+    from mahjong_env.adapters.registration import register_variant
 
     register_variant(variant)
     return variant
@@ -126,6 +126,6 @@ def unregister(name: str) -> None:
     if variant in _BUILTIN:
         raise ValueError(f"{variant.name!r} is a built-in variant and cannot be unregistered")
     del _REGISTRY[variant.name]
-    from mahjong_env.registration import unregister_variant
+    from mahjong_env.adapters.registration import unregister_variant
 
     unregister_variant(variant)

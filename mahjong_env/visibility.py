@@ -1,7 +1,7 @@
 """What each seat may see of the table (RULES.md R7, R13): the one place for these questions.
 
 The observation encoder, the readable view (`mahjong_env.view`) and the replay viewer's
-narrator (`mahjong_env.html_replay`) all ask here, so a privacy rule is written once.
+narrator (`mahjong_env.tools.html_replay`) all ask here, so a privacy rule is written once.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`mahjong-bench` (mahjong_env.bench): argument errors and the RLCard comparison section.
+"""`mahjong-bench` (mahjong_env.tools.bench): argument errors and the RLCard comparison section.
 
 Nothing here times anything: speeds are reported by the command, never asserted.
 """
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mahjong_env import bench
+from mahjong_env.tools import bench
 
 
 @pytest.mark.parametrize(

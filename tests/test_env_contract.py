@@ -25,8 +25,8 @@ from scenario import deal_options
 
 from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
-from mahjong_env.records import replay
 from mahjong_env.tiles import format_tiles, parse_tiles
+from mahjong_env.tools.records import replay
 from mahjong_env.variants import all_variants
 
 MODULES = {v.name: v.env_module for v in all_variants()}
@@ -303,7 +303,7 @@ def test_gym_opponent_names_are_checked_at_construction() -> None:
 def test_env_package_does_not_import_agents() -> None:
     code = (
         "import sys, gymnasium as gym, numpy as np\n"
-        "import mahjong_env, mahjong_env.gym_env, mahjong_env.play, mahjong_env.cli, mahjong_env.records\n"
+        "import mahjong_env, mahjong_env.adapters.gym_env, mahjong_env.tools.play, mahjong_env.tools.cli, mahjong_env.tools.records\n"
         "env = gym.make('mahjong_env/Changchun-v0', opponents=lambda o: int(np.flatnonzero(o['action_mask'])[0]))\n"
         "env.reset(seed=1); env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))\n"
         "assert 'agents' not in sys.modules, sorted(m for m in sys.modules if m.startswith('agents'))\n"
@@ -459,7 +459,7 @@ def test_replay_refuses_non_records(bad: Any) -> None:
 
 
 def test_cli_replay_reports_a_malformed_record_in_one_line(tmp_path: Any, records: list[dict[str, Any]]) -> None:
-    from mahjong_env.cli import main
+    from mahjong_env.tools.cli import main
 
     bad = copy.deepcopy(records[0])
     bad["hands"][0]["dice"] = {"x": 1}
@@ -504,7 +504,7 @@ def test_env_and_raw_env_have_gymnasium_style_docs(module: Any) -> None:
 def test_decision_info_is_what_tournament_agents_get() -> None:
     """The gym env and terminal play give opponents the same info as the tournament."""
     agents = pytest.importorskip("agents")
-    from mahjong_env.policies import decision_info
+    from mahjong_env.adapters.policies import decision_info
 
     env = changchun_v0.env()
     env.reset(seed=3)

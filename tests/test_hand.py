@@ -32,7 +32,6 @@ from mahjong_env.hand import (
 )
 from mahjong_env.tiles import counts_of, format_counts, format_tiles, parse_tiles
 
-
 Reading = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 

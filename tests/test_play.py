@@ -1,4 +1,4 @@
-"""Terminal play (`mahjong_env.play`, ``mahjong-env play``) driven by scripted input."""
+"""Terminal play (`mahjong_env.tools.play`, ``mahjong-env play``) driven by scripted input."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mahjong_env import replay
-from mahjong_env.play import parse_choice, play, settlement_text
-from mahjong_env.records import read_jsonl
 from mahjong_env.tiles import counts_of, format_counts, parse_tiles
+from mahjong_env.tools.play import parse_choice, play, settlement_text
+from mahjong_env.tools.records import read_jsonl
 
 LEGAL = ["discard 1m", "discard 5p", "ready 7z", "pong", "pass"]
 
@@ -100,7 +100,7 @@ def test_several_hands_against_the_heuristic() -> None:
 
 def test_command_line_play_with_scripted_stdin(tmp_path: Path) -> None:
     save = tmp_path / "cli.jsonl"
-    command = [sys.executable, "-m", "mahjong_env.cli", "play", "--variant", "xinjiang", "--seat", "3"]
+    command = [sys.executable, "-m", "mahjong_env.tools.cli", "play", "--variant", "xinjiang", "--seat", "3"]
     command += ["--opponents", "random", "--seed", "5", "--save", str(save)]
     done = subprocess.run(command, input="nonsense\n" + "0\n" * 600, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -181,7 +181,7 @@ def test_kong_payments_are_told_when_the_kong_stands() -> None:
     from scenario import act, deal
 
     from mahjong_env import changchun_v0, xinjiang_v0
-    from mahjong_env.html_replay import Narrator
+    from mahjong_env.tools.html_replay import Narrator
 
     # Changchun 旋风杠 (C6) on the dealer's first turn; Xinjiang concealed kong (刮风下雨, X7)
     cases = [
@@ -204,7 +204,7 @@ def test_kong_payments_are_told_when_the_kong_stands() -> None:
 def test_play_takes_a_rule_profile(tmp_path: Path) -> None:
     """C14: `mahjong-env play --profile mil2024` plays the MIL rules (the record holds the resolved fields)."""
     save = tmp_path / "mil.jsonl"
-    command = [sys.executable, "-m", "mahjong_env.cli", "play", "--variant", "changchun", "--profile", "mil2024"]
+    command = [sys.executable, "-m", "mahjong_env.tools.cli", "play", "--variant", "changchun", "--profile", "mil2024"]
     command += ["--opponents", "random", "--seed", "3", "--save", str(save)]
     done = subprocess.run(command, input="0\n" * 600, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -22,13 +22,13 @@ from agents.tournament.cli import main as tournament_main
 from agents.tournament.storage import ResultStore
 from mahjong_env import changchun_v0, replay, xinjiang_v0
 from mahjong_env.actions import action_id, action_name
+from mahjong_env.adapters.vector import VectorMahjong
 from mahjong_env.engine.state import Phase
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.changchun import PROFILES, ChangchunConfig
 from mahjong_env.rules.xinjiang import XinjiangConfig
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
 from mahjong_env.variants import get_variant
-from mahjong_env.vector import VectorMahjong
 
 # RULES.md C14: every field profile="mil2024" sets, and its MIL value
 MIL2024 = {

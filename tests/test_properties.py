@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mahjong_env import replay, xinjiang_v0
-from mahjong_env.engine.state import Phase
 from mahjong_env.actions import action_id
+from mahjong_env.engine.state import Phase
 from mahjong_env.tiles import format_tiles, parse_tiles
 from mahjong_env.variants import all_variants
 

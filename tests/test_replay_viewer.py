@@ -1,4 +1,4 @@
-"""The HTML replay viewer (`mahjong_env.html_replay`) and ``mahjong-env replay``.
+"""The HTML replay viewer (`mahjong_env.tools.html_replay`) and ``mahjong-env replay``.
 
 The page is loaded in headless Chromium (``--dump-dom`` and ``--screenshot`` at ``#step=last``)
 to check that the settlement it shows equals the record's result and that it draws something;
@@ -25,10 +25,10 @@ from scenario import act, deal, legal, mover
 
 from mahjong_env import changchun_v0, xinjiang_v0
 from mahjong_env.actions import action_id
-from mahjong_env.cli import load_records, main
-from mahjong_env.html_replay import replay_frames, replay_html, write_replay
-from mahjong_env.records import replay_hand, variant_rules
 from mahjong_env.tiles import counts_of, format_counts, parse_tiles
+from mahjong_env.tools.cli import load_records, main
+from mahjong_env.tools.html_replay import replay_frames, replay_html, write_replay
+from mahjong_env.tools.records import replay_hand, variant_rules
 from mahjong_env.view import table_view
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -448,7 +448,7 @@ def test_browser_renders_the_chinese_labels_not_empty_boxes(tmp_path: Path) -> N
     """Issue 14: without a CJK font the labels (庄 听 碰 杠 胡 番) are empty boxes (tofu), all
     the same .notdef glyph. In the viewer's font stack each label must draw ink of its own,
     unlike a code point no font has. Needs a CJK font: apt-get install fonts-wqy-microhei."""
-    from mahjong_env.fonts import CSS_FONT_STACK, DEBIAN_PACKAGE
+    from mahjong_env.tools.fonts import CSS_FONT_STACK, DEBIAN_PACKAGE
 
     assert CSS_FONT_STACK in replay_html(bao_record())  # the page uses this font stack
     labels = "庄听碰杠胡番"
@@ -542,8 +542,8 @@ def test_title_and_player_names(tmp_path: Path) -> None:
 
 
 def test_a_capped_total_fan_says_so(tmp_path: Path) -> None:
-    from mahjong_env.html_replay import fan_cap_note
-    from mahjong_env.play import settlement_text
+    from mahjong_env.tools.html_replay import fan_cap_note
+    from mahjong_env.tools.play import settlement_text
 
     record = next(
         r
@@ -581,7 +581,7 @@ def greedy_record_with(module: Any, seed: int, **rules: Any) -> dict[str, Any]:
 
 
 def test_matplotlib_finds_a_font_for_the_chinese_labels(tmp_path: Path) -> None:
-    """The tournament's plots use `mahjong_env.fonts.matplotlib_cjk_family`: with it, matplotlib
+    """The tournament's plots use `mahjong_env.tools.fonts.matplotlib_cjk_family`: with it, matplotlib
     draws 庄 听 番 without its "Glyph ... missing" warning (they would be empty boxes)."""
     import warnings
 
@@ -589,7 +589,7 @@ def test_matplotlib_finds_a_font_for_the_chinese_labels(tmp_path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mahjong_env.fonts import DEBIAN_PACKAGE, cjk_font_family, cjk_font_path, matplotlib_cjk_family
+    from mahjong_env.tools.fonts import DEBIAN_PACKAGE, cjk_font_family, cjk_font_path, matplotlib_cjk_family
 
     if cjk_font_path() is None:
         pytest.skip(f"no CJK font installed (apt-get install {DEBIAN_PACKAGE})")
@@ -609,10 +609,10 @@ def test_the_page_assets_are_package_data_read_through_importlib_resources() -> 
     package-data), and the page is built from exactly them."""
     from importlib import resources
 
-    from mahjong_env import html_replay, narrator
-    from mahjong_env.fonts import CSS_FONT_STACK
+    from mahjong_env.tools import html_replay, narrator
+    from mahjong_env.tools.fonts import CSS_FONT_STACK
 
-    static = resources.files("mahjong_env").joinpath("static")
+    static = resources.files("mahjong_env.tools").joinpath("static")
     page = replay_html(bao_record())
     for name in html_replay.STATIC_FILES:
         asset = static.joinpath(name)

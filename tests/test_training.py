@@ -19,7 +19,6 @@ from training.cli import field_docs, make_parser, parse_args
 from training.evaluate import duplicate_eval, format_table
 from training.rollout import OpponentPool, heuristic_dataset
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
@@ -167,7 +166,8 @@ def test_tiny_bc_run_with_a_teacher_and_prior_planes(tmp_path):
                    tensorboard=False, teacher='heuristic?kongs="always"', prior_planes=True, departure_weight=5.0)
     path = bc.train(args)
     payload = torch.load(path, weights_only=True)
-    assert payload["arch"]["prior_planes"] is True and payload["obs_shape"] == [NUM_CHANNELS + len(ANALYSIS_CHANNELS) + PRIOR_ROWS, 34]
+    assert payload["arch"]["prior_planes"] is True
+    assert payload["obs_shape"] == [NUM_CHANNELS + len(ANALYSIS_CHANNELS) + PRIOR_ROWS, 34]
     assert 0.0 <= payload["metadata"]["val"]["departure_rate"] <= 1.0
     agent = agents.load(f"torch:{path}")
     env = changchun_v0.env()

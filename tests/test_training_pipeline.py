@@ -11,8 +11,8 @@ import agents
 from agents.heuristic import HeuristicAgent
 from agents.network import PolicyNetwork, load_checkpoint, save_checkpoint
 from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.adapters.vector import episode_seed
 from mahjong_env.variants import get_variant
-from mahjong_env.vector import episode_seed
 from training import bc, ppo
 from training.duplicate import bootstrap_ci, four_agents, one_vs_three
 from training.paired import paired_dataset

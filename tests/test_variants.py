@@ -18,7 +18,7 @@ import pettingzoo
 import pytest
 
 from mahjong_env import changchun_v0, replay, xinjiang_v0
-from mahjong_env.aec import MahjongEnv, make_env_factory
+from mahjong_env.adapters.aec import MahjongEnv, make_env_factory
 from mahjong_env.rules.changchun import ChangchunConfig, ChangchunRules
 from mahjong_env.rules.xinjiang import XinjiangConfig, XinjiangRules
 from mahjong_env.variants import Variant, all_variants, get_variant, register, unregister, variant_names
@@ -104,10 +104,10 @@ def _random_episode(aec, seed: int) -> None:
 
 
 def test_a_toy_variant_registered_at_run_time_plays_everywhere(toy):
-    from mahjong_env.bench import bench_aec, bench_engine
-    from mahjong_env.records import variant_rules
-    from mahjong_env.soak import soak
-    from mahjong_env.vector import VectorMahjong
+    from mahjong_env.adapters.vector import VectorMahjong
+    from mahjong_env.tools.bench import bench_aec, bench_engine
+    from mahjong_env.tools.records import variant_rules
+    from mahjong_env.tools.soak import soak
 
     assert variant_names() == ("xinjiang", "changchun", "toy") and get_variant("toy_v0") is toy
     assert toy.rules_class is ToyRules and toy.profiles == {"seed": {}}

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from mahjong_env import changchun_v0, replay
+from mahjong_env.adapters.vector import RewardAccumulator, VectorMahjong, episode_seed, seat_advantages
+from mahjong_env.adapters.workers import ParallelVectorMahjong
 from mahjong_env.observation import NUM_CHANNELS, ObservationEncoder, encode_batch
 from mahjong_env.variants import all_variants
-from mahjong_env.vector import RewardAccumulator, VectorMahjong, episode_seed, seat_advantages
-from mahjong_env.workers import ParallelVectorMahjong
 
 MODULES = {v.name: v.env_module for v in all_variants()}
 

@@ -1,7 +1,7 @@
 """Batched duplicate evaluation: the gate every strength claim and every checkpoint passes.
 
 Agents play the same deals with the seats rotated, many games at once on
-`mahjong_env.vector.VectorMahjong`, so a network decides for every game in one forward pass.
+`mahjong_env.adapters.vector.VectorMahjong`, so a network decides for every game in one forward pass.
 
 - ``1v3``: a candidate against three copies of a baseline; each deal is played four times,
   the candidate in each seat in turn. Hands are zero-sum, so the candidate's mean points per
@@ -10,7 +10,7 @@ Agents play the same deals with the seats rotated, many games at once on
 - ``4agent``: four entrants, each deal played in the four rotations of the line-up.
 
 A deal is one seed (dealer, walls, dice): game ``g`` of the batch holds one seating and
-plays the deals ``(env_id, episode)`` of `mahjong_env.vector.episode_seed`, where every
+plays the deals ``(env_id, episode)`` of `mahjong_env.adapters.vector.episode_seed`, where every
 seating of a deal shares the env id. The confidence intervals are bootstrap intervals over
 deals (the deals are independent, the seatings of one deal are not).
 
@@ -34,7 +34,7 @@ import numpy as np
 
 import agents as agent_registry
 from agents.base import Agent
-from mahjong_env.vector import VectorMahjong
+from mahjong_env.adapters.vector import VectorMahjong
 from training.rollout import decision_infos
 
 __all__ = [

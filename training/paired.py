@@ -1,7 +1,7 @@
 """Paired rollouts: which of a decision's candidate actions gains most, measured on the real deal.
 
 This module owns the training data of the agents that go beyond their teacher. Four
-`agents.heuristic.HeuristicAgent` players play batched games (`mahjong_env.vector.VectorMahjong`);
+`agents.heuristic.HeuristicAgent` players play batched games (`mahjong_env.adapters.vector.VectorMahjong`);
 every decision becomes a behaviour-cloning row (the heuristic's action is the label). At a
 sampled share of the decisions that have candidates (`mahjong_env.features.decision_candidates`:
 claim or pass, ready or not, kong or not, push or fold), the game is cloned once per
@@ -31,13 +31,13 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from mahjong_env import actions as A
+from mahjong_env.adapters.vector import VectorMahjong
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_CHANNELS, analysis_planes, decision_candidates
 from mahjong_env.observation import NUM_CHANNELS
 from mahjong_env.tiles import NUM_KINDS
 from mahjong_env.variants import get_variant
-from mahjong_env.vector import VectorMahjong
 from mahjong_env.view import table_view
 
 __all__ = [

@@ -105,7 +105,7 @@ class Args:
     num_steps: int = 256
     """batched decisions per game per rollout (rollout rows = num_envs * num_steps: 16k by default)"""
     rollout_workers: int = 0
-    """processes stepping the games (mahjong_env.workers.ParallelVectorMahjong); 0: in this process"""
+    """processes stepping the games (mahjong_env.adapters.workers.ParallelVectorMahjong); 0: in this process"""
     backend: str = "local"
     """where rollout workers run: local (processes, shared memory) or ray (Ray actors)"""
     learning_rate: float = 1e-4

@@ -6,15 +6,15 @@ This module owns how training games are played; `training.ppo` owns what is lear
   ``heuristic`` (`agents.heuristic.HeuristicAgent`), ``random``, ``snapshot`` (frozen copies
   of the learner from earlier updates, greedy as the evaluation plays them) or ``self`` (the current
   learner in every seat: pure self-play, four learner seats).
-- `SelfPlayRunner`: ``num_envs`` games stepped together (`mahjong_env.vector.VectorMahjong`:
+- `SelfPlayRunner`: ``num_envs`` games stepped together (`mahjong_env.adapters.vector.VectorMahjong`:
   one decision per game per step, whoever's it is; or the same games in worker processes or
-  Ray actors, `mahjong_env.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``).
+  Ray actors, `mahjong_env.adapters.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``).
   Learner decisions of a step go through
   one forward pass; opponents act through the `agents.Agent` protocol and see only their own
   observation and view (RULES.md R13).
 - `Rollout`: the buffer of one collection, ``(num_steps, num_envs)`` rows; ``learner`` marks
   the rows the learner decided (only those are trained on). Rewards are credited to the
-  deciding seat's decision by `mahjong_env.vector.RewardAccumulator` (raw points).
+  deciding seat's decision by `mahjong_env.adapters.vector.RewardAccumulator` (raw points).
 - `heuristic_dataset`: decisions of four heuristic players, for behaviour cloning
   (`training.paired` adds the analysis planes and paired rollouts).
 """
@@ -34,11 +34,11 @@ from agents.network import PolicyNetwork, StateCritic, masked_logits
 from agents.random_agent import RandomAgent
 from agents.torch_agent import TorchAgent
 from mahjong_env.actions import NUM_ACTIONS
+from mahjong_env.adapters.vector import RewardAccumulator, VectorMahjong, seat_advantages
+from mahjong_env.adapters.workers import ParallelVectorMahjong
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
 from mahjong_env.tiles import NUM_KINDS
 from mahjong_env.variants import get_variant
-from mahjong_env.vector import RewardAccumulator, VectorMahjong, seat_advantages
-from mahjong_env.workers import ParallelVectorMahjong
 
 __all__ = ["OPPONENT_KINDS", "OpponentPool", "Rollout", "SelfPlayRunner", "decision_infos", "heuristic_dataset"]
 
@@ -116,7 +116,7 @@ class Rollout:
         self.credit = RewardAccumulator(n, t)
 
     def advantages(self, gamma: float, lam: float, reward_scale: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """GAE over each seat's own decisions (`mahjong_env.vector.seat_advantages`), rewards
+        """GAE over each seat's own decisions (`mahjong_env.adapters.vector.seat_advantages`), rewards
         multiplied by ``reward_scale``; rows the rollout ended on bootstrap their own value."""
         credit = self.credit
         raw = credit.rewards.copy()

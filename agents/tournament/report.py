@@ -8,7 +8,7 @@ pair's paired difference in points per hand with its interval; an interval clear
 significant difference) and ``rating.png`` (each entrant's OpenSkill skill estimate mu over the
 hands played, with a band of ± sigma, its uncertainty). Notable hands (the largest win, each
 entrant's worst hand) are listed by ``(deal, seating)`` with replays written to ``replays/``
-(`mahjong_env.html_replay`): the full table face up and each seat's own view, titled with the
+(`mahjong_env.tools.html_replay`): the full table face up and each seat's own view, titled with the
 deal and seating and with the entrants' names on every seat.
 
 Everything an agent or a database can put into the report (exception text, specs, paths) is
@@ -252,10 +252,10 @@ def _plots(summary: Summary, out: Path) -> list[str]:
 
 
 def _use_cjk_font() -> None:
-    """Let matplotlib draw Chinese labels with a CJK font where one is installed (`mahjong_env.fonts`)."""
+    """Let matplotlib draw Chinese labels with a CJK font where one is installed (`mahjong_env.tools.fonts`)."""
     import matplotlib.pyplot as plt
 
-    from mahjong_env.fonts import matplotlib_cjk_family
+    from mahjong_env.tools.fonts import matplotlib_cjk_family
 
     family = matplotlib_cjk_family()
     if family is not None and family not in plt.rcParams["font.sans-serif"]:
@@ -268,7 +268,7 @@ def _table_title(deal: int, seating: int, seats: list[str]) -> str:
 
 def _notable(summary: Summary, store: ResultStore, out: Path) -> list[dict[str, Any]]:
     """Notable hands with a description and replays: the full table and every seat's view."""
-    from mahjong_env.html_replay import write_replay
+    from mahjong_env.tools.html_replay import write_replay
 
     items = []
     for entry in summary.notable:
@@ -306,7 +306,7 @@ def _seat_names(record: dict[str, Any] | None, store: ResultStore, entry: dict[s
 
 
 def _describe(result: dict[str, Any], seat: int, config: Any = None) -> str:
-    from mahjong_env.html_replay import fan_cap_note
+    from mahjong_env.tools.html_replay import fan_cap_note
 
     outcome = result.get("outcome")
     if outcome == "win":

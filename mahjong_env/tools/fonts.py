@@ -13,7 +13,7 @@ fonts (PingFang, Hiragino, Microsoft YaHei, SimHei).
 - `cjk_font_family()`: its family name, or None; for matplotlib use `matplotlib_cjk_family()`,
   which also registers the file with matplotlib's font manager::
 
-      from mahjong_env.fonts import matplotlib_cjk_family
+      from mahjong_env.tools.fonts import matplotlib_cjk_family
 
       family = matplotlib_cjk_family()
       if family is not None:

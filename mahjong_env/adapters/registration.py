@@ -1,6 +1,6 @@
 """Registration of every variant of `mahjong_env.variants` in PettingZoo's and Gymnasium's
 environment registries: ``mahjong_env/<name>-v0`` (AEC, the variant's ``env()``) and
-``mahjong_env/<Name>-v0`` (the single-agent `mahjong_env.gym_env.MahjongGymEnv`)."""
+``mahjong_env/<Name>-v0`` (the single-agent `mahjong_env.adapters.gym_env.MahjongGymEnv`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ["register_all", "register_variant", "unregister_variant"]
 
-_GYM_ENTRY_POINT = "mahjong_env.gym_env:MahjongGymEnv"
+_GYM_ENTRY_POINT = "mahjong_env.adapters.gym_env:MahjongGymEnv"
 
 
 def _pettingzoo_registry() -> dict[str, Any] | None:

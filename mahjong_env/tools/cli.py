@@ -9,7 +9,7 @@
 ``replay`` reads game records (API.md "Game records") from ``FILE``:
 
 - a JSON Lines file, one record per line (what ``raw_env.record()`` gives, as saved by
-  ``play --save`` or `mahjong_env.records.write_jsonl`), or one JSON record;
+  ``play --save`` or `mahjong_env.tools.records.write_jsonl`), or one JSON record;
 - an SQLite database, such as a tournament's results database (``agents/tournament/
   storage.py``): the records are read from the first table among ``hands``, ``records``,
   ``games``, ``matches`` that has a column ``record`` (or ``record_json``, ``json``) holding a
@@ -19,7 +19,7 @@
 
 ``--record K`` picks the K-th record (0-based, default 0), ``--hand N`` the hand within it,
 ``--seat S`` shows only player S's view (RULES.md R13) instead of every hand face up. The
-page is written by `mahjong_env.html_replay.write_replay`.
+page is written by `mahjong_env.tools.html_replay.write_replay`.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def load_records(path: str | Path, deal: int | None = None, seating: int | None 
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from mahjong_env.html_replay import write_replay
+    from mahjong_env.tools.html_replay import write_replay
 
     records = load_records(args.file, args.deal, args.seating)
     if not records:
@@ -152,7 +152,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from mahjong_env.play import play
+    from mahjong_env.tools.play import play
 
     play(
         variant=args.variant,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mahjong_env import actions as A
-from mahjong_env.aec import validate_deal, validate_dice, validate_silver
+from mahjong_env.adapters.aec import validate_deal, validate_dice, validate_silver
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.tiles import format_tiles, parse_tiles

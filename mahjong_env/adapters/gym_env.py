@@ -2,7 +2,7 @@
 
 The learner plays one seat; ``opponents`` play the other three: a policy name registered in the
 ``mahjong_env.policies`` entry-point group (``"random"``, ``"heuristic"``,
-``"torch:ckpt.pt"``, ...: `mahjong_env.policies`; the env package never imports ``agents``), an
+``"torch:ckpt.pt"``, ...: `mahjong_env.adapters.policies`; the env package never imports ``agents``), an
 agent object with ``act(observation, info)``, or a callable taking the observation dict and
 returning an action id; one for all three seats or a list of three. Names are checked when the
 env is made. An episode is one match of ``num_hands`` hands; the reward of a step is the
@@ -31,8 +31,8 @@ import gymnasium as gym
 import numpy as np
 
 from mahjong_env import actions as A
+from mahjong_env.adapters.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 from mahjong_env.observation import observation_box
-from mahjong_env.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 from mahjong_env.variants import get_variant
 
 __all__ = ["MahjongGymEnv", "MAX_REDEALS"]

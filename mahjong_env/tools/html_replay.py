@@ -1,7 +1,7 @@
 """The HTML replay viewer: one recorded hand as a self-contained page you step through.
 
 `replay_html(record, seat, hand)` replays hand ``hand`` of a game record (API.md "Game
-records") through the engine (`mahjong_env.records.replay_hand`) and precomputes every step's
+records") through the engine (`mahjong_env.tools.records.replay_hand`) and precomputes every step's
 table with `mahjong_env.view.table_view`, so the page shows the same information as the text
 view (`render_text`) of the same seat: the four hands, the rivers in order with claimed
 discards marked, the melds (special kongs 旋风杠 喜杠 幺蛋 九蛋 included), ready (听)
@@ -21,9 +21,9 @@ Two modes:
 
 The page needs no network (inline CSS and JS, a Content-Security-Policy that forbids every
 request) and opens from disk. Its skeleton, style sheet and script are package data files under
-``mahjong_env/static/`` (`STATIC_FILES`, read once by `static_text`); the narrator and the
-glossary of terms live in `mahjong_env.narrator` and are re-exported here. Its Chinese labels
-need a CJK font on the machine that shows it (`mahjong_env.fonts`: Debian's
+``mahjong_env/tools/static/`` (`STATIC_FILES`, read once by `static_text`); the narrator and the
+glossary of terms live in `mahjong_env.tools.narrator` and are re-exported here. Its Chinese labels
+need a CJK font on the machine that shows it (`mahjong_env.tools.fonts`: Debian's
 ``fonts-wqy-microhei`` or any common CJK font). Controls: first / previous / play-pause / next /
 last buttons, a slider, and the keyboard (← → Home End, space). The URL fragment ``#step=N``
 or ``#step=last`` opens a given step (used by the tests, which load the page in headless
@@ -40,8 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from mahjong_env.engine.state import Phase
-from mahjong_env.fonts import CSS_FONT_STACK
-from mahjong_env.narrator import (
+from mahjong_env.rules.base import FAN_TERMS
+from mahjong_env.tiles import tile_name
+from mahjong_env.tools.fonts import CSS_FONT_STACK
+from mahjong_env.tools.narrator import (
     MELD_TERMS,
     METHOD_TERMS,
     REASON_TERMS,
@@ -50,9 +52,7 @@ from mahjong_env.narrator import (
     player_name,
     reason_text,
 )
-from mahjong_env.records import check_record, replay_match
-from mahjong_env.rules.base import FAN_TERMS
-from mahjong_env.tiles import tile_name
+from mahjong_env.tools.records import check_record, replay_match
 from mahjong_env.view import table_view
 
 __all__ = [
@@ -227,9 +227,9 @@ def fan_cap_note(result: dict[str, Any], config: Any) -> str | None:
 
 
 STATIC_FILES = ("replay.html", "replay.css", "replay.js")
-"""The page's assets, package data under ``mahjong_env/static/``: the HTML skeleton (with the
+"""The page's assets, package data under ``mahjong_env/tools/static/``: the HTML skeleton (with the
 placeholders ``%TITLE%``, ``%CSS%``, ``%JS%`` and ``%DATA%``), its style sheet (``%FONTS%``: the
-CJK font stack of `mahjong_env.fonts`) and its script."""
+CJK font stack of `mahjong_env.tools.fonts`) and its script."""
 
 
 @cache
@@ -237,4 +237,4 @@ def static_text(name: str) -> str:
     """The text of one of the page's `STATIC_FILES`, read once from the installed package."""
     if name not in STATIC_FILES:
         raise ValueError(f"no static file {name!r} in the replay viewer; it has {', '.join(STATIC_FILES)}")
-    return resources.files("mahjong_env").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("mahjong_env.tools").joinpath("static", name).read_text(encoding="utf-8")

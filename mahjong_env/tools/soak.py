@@ -1,4 +1,4 @@
-"""Soak run: ``python -m mahjong_env.soak --decisions 1000000 --variant both``.
+"""Soak run: ``python -m mahjong_env.tools.soak --decisions 1000000 --variant both``.
 
 Plays random legal decisions through the raw AEC env (matches of ``--num-hands`` hands) and
 checks at every step:
@@ -209,7 +209,7 @@ def soak(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mahjong_env.soak", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mahjong_env.tools.soak", description=__doc__.split("\n\n")[0])
     parser.add_argument("--decisions", type=int, default=1_000_000, help="decisions per variant")
     parser.add_argument("--variant", choices=(*variant_names(), "both"), default="both")
     parser.add_argument("--seed", type=int, default=0, help="first episode's seed (then +1 per episode)")

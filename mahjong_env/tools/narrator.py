@@ -4,8 +4,8 @@ The glossary (`METHOD_TERMS`, `MELD_TERMS`, `REASON_TERMS`, `reason_text`) gives
 term and an English gloss of every win method, meld kind and payment reason (API.md "Results").
 `Narrator` tells each action of a hand in words as one seat saw it (RULES.md R13: another
 player's private decision is told only by its outcome), and `describe_result` sums up a finished
-hand in one line. Terminal play (`mahjong_env.play`) and the HTML replay viewer
-(`mahjong_env.html_replay`, which re-exports these names) both use them.
+hand in one line. Terminal play (`mahjong_env.tools.play`) and the HTML replay viewer
+(`mahjong_env.tools.html_replay`, which re-exports these names) both use them.
 """
 
 from __future__ import annotations

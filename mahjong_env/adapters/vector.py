@@ -4,7 +4,7 @@
 always has exactly one player to move, so a batch holds exactly one decision per game and one
 forward pass of a policy serves all of them::
 
-    from mahjong_env.vector import VectorMahjong
+    from mahjong_env.adapters.vector import VectorMahjong
 
     venv = VectorMahjong("changchun", num_envs=64, seed=1)
     obs, masks, seats = venv.reset()            # (64, C, 34) f32, (64, 182) i8, (64,) i64

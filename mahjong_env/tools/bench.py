@@ -1,4 +1,4 @@
-"""Throughput benchmarks: ``python -m mahjong_env.bench`` (console script ``mahjong-bench``).
+"""Throughput benchmarks: ``python -m mahjong_env.tools.bench`` (console script ``mahjong-bench``).
 
 Sections, for each variant (random legal play unless said otherwise):
 
@@ -6,9 +6,9 @@ a. the wrapped PettingZoo AEC env (``<variant>_v0.env()``), single process: obse
    mask computed at every decision through ``env.last()``; hands/s, decisions/s, peak memory
    (``ru_maxrss`` of the process, and tracemalloc's peak over a short separate run);
 b. the raw engine: ``Game.legal_actions()`` + ``Game.step()``, no observations;
-c. `mahjong_env.vector.VectorMahjong` with observations and masks, N = 1, 16, 64, 256 games,
+c. `mahjong_env.adapters.vector.VectorMahjong` with observations and masks, N = 1, 16, 64, 256 games,
    one core (env time only: the random policy's own time is left out);
-d. `mahjong_env.workers.ParallelVectorMahjong` on every core (one worker per core);
+d. `mahjong_env.adapters.workers.ParallelVectorMahjong` on every core (one worker per core);
 r. the PettingZoo loop of API.md exactly (``env()``, ``env.last()`` at every decision, a
    random legal action, one core) beside RLCard's mahjong env (``rlcard.make("mahjong")``,
    ``env.step`` encoding the next player's state, a random legal action) in the same run, in
@@ -241,14 +241,14 @@ def _drive(venv: Any, policy: Callable[[np.ndarray, np.ndarray], np.ndarray], se
 
 def bench_vector(variant: str, num_envs: int, seconds: float, seed: int = 0) -> dict[str, Any]:
     """(c) `VectorMahjong` of ``num_envs`` games, one core."""
-    from mahjong_env.vector import VectorMahjong
+    from mahjong_env.adapters.vector import VectorMahjong
 
     return _drive(VectorMahjong(variant, num_envs, seed=seed), _random_policy(np.random.default_rng(seed)), seconds)
 
 
 def bench_parallel(variant: str, num_envs: int, workers: int, seconds: float, seed: int = 0) -> dict[str, Any]:
     """(d) `ParallelVectorMahjong`, ``workers`` local processes (wall-clock rates only)."""
-    from mahjong_env.workers import ParallelVectorMahjong
+    from mahjong_env.adapters.workers import ParallelVectorMahjong
 
     with ParallelVectorMahjong(variant, num_envs, num_workers=workers, seed=seed) as venv:
         out = _drive(venv, _random_policy(np.random.default_rng(seed)), seconds)
@@ -269,7 +269,7 @@ def profile_breakdown(variant: str, num_envs: int = 64, steps: int = 1000, seed:
     import cProfile
     import pstats
 
-    from mahjong_env.vector import VectorMahjong
+    from mahjong_env.adapters.vector import VectorMahjong
 
     venv = VectorMahjong(variant, num_envs, seed=seed)
     policy = _random_policy(np.random.default_rng(seed))

@@ -1,10 +1,10 @@
 """`VectorMahjong` split over several processes: local workers over shared memory, or Ray actors.
 
 `ParallelVectorMahjong` has `VectorMahjong`'s interface and results: game ``i`` plays the
-same episodes (`mahjong_env.vector.episode_seed`) whichever worker owns it, so for the same
+same episodes (`mahjong_env.adapters.vector.episode_seed`) whichever worker owns it, so for the same
 seed and actions it returns exactly what one `VectorMahjong` of ``num_envs`` games returns::
 
-    from mahjong_env.workers import ParallelVectorMahjong
+    from mahjong_env.adapters.workers import ParallelVectorMahjong
 
     with ParallelVectorMahjong("changchun", num_envs=256, num_workers=8, seed=1) as venv:
         obs, masks, seats = venv.reset()
@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from mahjong_env import actions as A
+from mahjong_env.adapters.vector import VectorMahjong, batch_actions
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
 from mahjong_env.tiles import NUM_KINDS
-from mahjong_env.vector import VectorMahjong, batch_actions
 
 __all__ = ["ParallelVectorMahjong"]
 

@@ -2,7 +2,7 @@
 
 Each time the person decides, the table is drawn as that player sees it
 (`raw_env.render_view`, RULES.md R13), preceded by what happened since the last decision in
-words (only what that player saw: `mahjong_env.html_replay.Narrator`), and the legal actions
+words (only what that player saw: `mahjong_env.tools.html_replay.Narrator`), and the legal actions
 are listed by number and name. An answer is a number, an action name (``discard 5m``,
 ``pong``), or a bare tile (``5m``, short for ``discard 5m``); anything else is refused with a
 message saying why, and the question is asked again. ``help`` redraws the table, ``quit`` (or
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mahjong_env import actions as A
-from mahjong_env.html_replay import FAN_TERMS, Narrator, describe_result, fan_cap_note, reason_text
-from mahjong_env.policies import build_policy, decision_info
-from mahjong_env.records import write_jsonl
+from mahjong_env.adapters.policies import build_policy, decision_info
 from mahjong_env.tiles import TILE_NAMES
+from mahjong_env.tools.html_replay import FAN_TERMS, Narrator, describe_result, fan_cap_note, reason_text
+from mahjong_env.tools.records import write_jsonl
 from mahjong_env.variants import get_variant, variant_names
 
 __all__ = ["VARIANTS", "play", "settlement_text", "parse_choice"]
@@ -165,7 +165,7 @@ def play(
     """Play ``hands`` hands (one match of ``num_hands=hands``) of ``variant`` as
     ``player_{seat}`` against ``opponents``: a policy spec registered in the
     ``mahjong_env.policies`` entry-point group (``random``, ``heuristic``, ``torch:ckpt.pt``,
-    see `mahjong_env.policies`), or three separated by commas for the seats after yours in order.
+    see `mahjong_env.adapters.policies`), or three separated by commas for the seats after yours in order.
     ``profile`` names the rule profile (``"seed"``, or ``"mil2024"`` for Changchun, RULES.md C14).
     Returns the game record (saved to ``save`` if given), also when the person quits early."""
     stdin = stdin if stdin is not None else sys.stdin

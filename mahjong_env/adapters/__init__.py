@@ -1,0 +1,6 @@
+"""The framework adapters over the core: the PettingZoo AEC environment (`aec`, whose classes the
+``xinjiang_v0`` / ``changchun_v0`` pages expose), registration in PettingZoo's and Gymnasium's
+registries (`registration`), the single-agent Gymnasium environment (`gym_env`) and the
+opponent policies it resolves by name (`policies`), and batched play for learners (`vector`,
+`workers`). They read the game only through the engine, the rule sets and the encoder.
+"""
