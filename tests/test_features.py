@@ -126,16 +126,27 @@ def test_env_option_appends_the_planes_and_its_space_holds_them():
 def test_torch_agent_reads_the_planes_from_the_env_or_computes_them_from_its_view():
     network = PolicyNetwork(8, 1, 32, extra_planes=len(ANALYSIS_CHANNELS), advantage_head=True)
     agent = TorchAgent(network, variant="changchun", device="cpu")
+
+    def choose(name, plain, rich):
+        a = agent.act(plain.observe(name), agents.agent_info(plain, name))
+        assert a == agent.act(rich.observe(name), agents.agent_info(rich, name))
+        assert plain.observe(name)["action_mask"][a]
+        return a
+
+    play_in_lockstep(choose)
+
+
+def play_in_lockstep(choose, steps=30):
+    """A Changchun deal in the default env and in ``analysis_features=True`` side by side: at
+    each of the first ``steps`` decisions ``choose(name, plain, rich)`` returns the action both
+    envs take."""
     plain, rich = changchun_v0.env(), changchun_v0.env(analysis_features=True)
     plain.reset(seed=9)
     rich.reset(seed=9)
-    for _ in range(30):
-        name = plain.agent_selection
-        a = agent.act(plain.observe(name), agents.agent_info(plain, name))
-        b = agent.act(rich.observe(name), agents.agent_info(rich, name))
-        assert a == b and plain.observe(name)["action_mask"][a]
-        plain.step(a)
-        rich.step(b)
+    for _ in range(steps):
+        action = choose(plain.agent_selection, plain, rich)
+        plain.step(action)
+        rich.step(action)
         if all(plain.terminations.values()):
             break
 
@@ -152,22 +163,18 @@ def test_a_network_made_before_discard_prospects_reads_the_first_ten_rows(prior)
     network = PolicyNetwork(8, 1, 32, extra_planes=extra, prior_planes=prior)
     assert network.analysis_rows == LEGACY_ANALYSIS_ROWS < len(ANALYSIS_CHANNELS)
     agent = TorchAgent(network, variant="changchun", device="cpu")
-    plain, rich = changchun_v0.env(), changchun_v0.env(analysis_features=True)
-    plain.reset(seed=9)
-    rich.reset(seed=9)
-    for _ in range(30):
-        name = plain.agent_selection
+
+    def choose(name, plain, rich):
         obs, info = plain.observe(name), agents.agent_info(plain, name)
         rows = agent._stack([obs], [info])[0]
         assert rows.shape == (NUM_CHANNELS + extra, 34)
         planes = analysis_planes(info["view"], "changchun", info["config"], obs["action_mask"])
-        np.testing.assert_array_equal(rows[NUM_CHANNELS : NUM_CHANNELS + LEGACY_ANALYSIS_ROWS], planes[:LEGACY_ANALYSIS_ROWS])
+        legacy = slice(NUM_CHANNELS, NUM_CHANNELS + LEGACY_ANALYSIS_ROWS)
+        np.testing.assert_array_equal(rows[legacy], planes[:LEGACY_ANALYSIS_ROWS])
         np.testing.assert_array_equal(agent._stack([rich.observe(name)], [agents.agent_info(rich, name)])[0], rows)
-        a = agent.act(obs, info)
-        plain.step(a)
-        rich.step(a)
-        if all(plain.terminations.values()):
-            break
+        return agent.act(obs, info)
+
+    play_in_lockstep(choose)
     with pytest.raises(ValueError, match="analysis rows"):
         PolicyNetwork(8, 1, 32, extra_planes=len(ANALYSIS_CHANNELS) + 1)
 
