@@ -282,28 +282,39 @@ def test_shipped_checkpoints_load_and_act_legally(variant):
     play_hands(VARIANTS[variant], [agent, RandomAgent(1), HeuristicAgent(2), agent], [21, 22])
 
 
+TEACHERS = {"changchun": HeuristicAgent(lookahead=True), "xinjiang": HeuristicAgent(lookahead=True, kongs="first")}
+"""The rule-based players the shipped networks were trained to imitate (agents/checkpoints/README.md)."""
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_shipped_checkpoints_take_the_kongs_the_heuristic_declines(variant):
-    """The shipped networks read the default heuristic's choice (prior planes) and learnt where
-    to depart from it: the kong of 2222m1346m456p79s1z that the heuristic declines (R7, X8,
-    C12); in Xinjiang, trained on ``kongs="first"``, also the kong of 1111m23m456p789s12z
-    before the ready declaration. Elsewhere they play the heuristic's choice."""
+def test_shipped_checkpoints_depart_from_the_heuristic_where_their_teacher_does(variant):
+    """The shipped networks read the default heuristic's choice (prior planes) and the eleven
+    analysis rows, and learnt where their teacher departs from the default: in Changchun the
+    lookahead discard of 13678m34p6789s222z (1m, whose ready hands wait wider: C9, R8); in
+    Xinjiang, trained on ``lookahead=True, kongs="first"``, the kong of 2222m1346m456p79s1z
+    that the default declines (R7, X8) and the kong of 1111m23m456p789s12z before the ready
+    declaration. Elsewhere they play their teacher's choice."""
     agent = agents.load(f"torch:{CHECKPOINTS / variant}.pt", device="cpu")
-    assert agent.network.prior_planes
-    env = deal(VARIANTS[variant], ["2222m1346m456p79s1z", None, None, None])
-    assert heuristic_choice(env) == "discard 1z"
-    assert A.action_name(agent.act(env.observe("player_0"), agent_info(env, "player_0"))) == "concealed_kong 2m"
-    env = deal(VARIANTS[variant], ["1111m23m456p789s12z", None, None, None])
-    choice = A.action_name(agent.act(env.observe("player_0"), agent_info(env, "player_0")))
-    assert choice == ("concealed_kong 1m" if variant == "xinjiang" else "ready 2z")
-    heuristic = HeuristicAgent()
+    assert agent.network.prior_planes and agent.network.analysis_rows == 11
+    module = VARIANTS[variant]
+
+    def choice(hand):
+        env = deal(module, [hand, None, None, None])
+        return heuristic_choice(env), A.action_name(agent.act(env.observe("player_0"), agent_info(env, "player_0")))
+
+    if variant == "changchun":
+        assert choice("13678m34p6789s222z") == ("discard 9s", "discard 1m")
+        assert choice("2222m1346m456p79s1z") == ("discard 1z", "discard 1z")
+    else:
+        assert choice("2222m1346m456p79s1z") == ("discard 1z", "concealed_kong 2m")
+        assert choice("1111m23m456p789s12z") == ("ready 2z", "concealed_kong 1m")
+    teacher = TEACHERS[variant]
     agree = []
 
     def compare(env, name, obs, info, action):
-        if not any(obs["action_mask"][A.CONCEALED_KONG : A.CHOW_LOW]) and not obs["action_mask"][A.KONG]:
-            agree.append(action == heuristic.act(obs, info))
+        agree.append(action == teacher.act(obs, info))
 
-    play_hands(VARIANTS[variant], [agent] * 4, [31, 32], on_decision=compare)
+    play_hands(module, [agent] * 4, [31, 32], on_decision=compare)
     assert len(agree) > 50 and sum(agree) / len(agree) > 0.97
 
 
