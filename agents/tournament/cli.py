@@ -6,11 +6,9 @@ import argparse
 import dataclasses
 import datetime
 import json
-import math
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,7 @@ from agents.tournament.runner import (
     run_tournament,
 )
 from agents.tournament.schedule import hands_per_deal
+from mahjong_env.tools.cli import bounded
 
 __all__ = ["build_parser", "main", "parse_agents"]
 
@@ -56,27 +55,6 @@ examples:
   mahjong-tournament --db runs/x.sqlite --resume --trust-db --deals 400   # extend it, with the stored specs
   mahjong-tournament export --db runs/x.sqlite --jsonl hands.jsonl      # no agent is loaded
 """
-
-
-def _bounded(kind: Callable[[str], Any], low: float, high: float, inclusive_low: bool = True) -> Callable[[str], Any]:
-    """An argparse type: a finite number of ``kind`` within [low, high] (or (low, high])."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
-            ) from None
-        if not math.isfinite(value) or value > high or value < low or (not inclusive_low and value == low):
-            shown_low, shown_high = (str(low), str(high)) if kind is int else (f"{low:g}", f"{high:g}")
-            span = (
-                f"from {shown_low} to {shown_high}" if inclusive_low else f"above {shown_low} and at most {shown_high}"
-            )
-            raise argparse.ArgumentTypeError(f"must be a finite number {span}, got {text!r}")
-        return value
-
-    return parse
 
 
 class _DeprecatedHands(argparse.Action):
@@ -113,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="two or more entrants (agent specs below), each optionally named NAME=SPEC "
         "(default name: the spec, the checkpoint's stem or the class name)",
     )
-    deals = _bounded(int, 1, MAX_DEALS)
+    deals = bounded(int, 1, MAX_DEALS)
     game.add_argument(
         "--deals",
         dest="deals",
@@ -127,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     game.add_argument(
         "--seed",
-        type=_bounded(int, 0, MAX_SEED),
+        type=bounded(int, 0, MAX_SEED),
         help="tournament seed: deals, seatings and agent seeds derive from it (default 0)",
     )
     game.add_argument(
@@ -135,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     game.add_argument(
         "--move-timeout",
-        type=_bounded(float, 0.0, MAX_MOVE_TIMEOUT, inclusive_low=False),
+        type=bounded(float, 0.0, MAX_MOVE_TIMEOUT, inclusive_low=False),
         metavar="SECONDS",
         help=f"time limit for one decision, at most {MAX_MOVE_TIMEOUT:g}; over it, the agent forfeits the hand "
         "(default 10)",
@@ -155,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = parser.add_argument_group("how it is run")
     run.add_argument(
         "--workers",
-        type=_bounded(int, 0, _MAX_WORKERS),
+        type=bounded(int, 0, _MAX_WORKERS),
         default=os.cpu_count() or 1,
         help="parallel worker processes (default: number of CPUs; 0 plays in this process). "
         "Results do not depend on it",
@@ -170,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--load-timeout",
-        type=_bounded(float, 0.0, MAX_LOAD_TIMEOUT, inclusive_low=False),
+        type=bounded(float, 0.0, MAX_LOAD_TIMEOUT, inclusive_low=False),
         default=300.0,
         metavar="SECONDS",
         help="time limit for building an isolated agent (not counted against --move-timeout; default 300)",
@@ -179,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: start a local Ray)")
     run.add_argument(
         "--max-attempts",
-        type=_bounded(int, 1, _MAX_ATTEMPTS),
+        type=bounded(int, 1, _MAX_ATTEMPTS),
         default=3,
         help="plays of a hand whose worker dies before giving up (default 3)",
     )

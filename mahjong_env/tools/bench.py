@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from mahjong_env.tools.cli import bounded
 from mahjong_env.variants import get_variant, variant_names
 
 __all__ = [
@@ -382,21 +383,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _positive(kind: type, low: float = 1) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"must be {'an int' if kind is int else 'a number'}, got {text!r}"
-            ) from None
-        if not value >= low or value != value:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text!r}")
-        return value
-
-    return parse
-
-
 def _sections(text: str) -> str:
     bad = sorted(set(text) - set(SECTIONS))
     if bad or not text:
@@ -407,7 +393,7 @@ def _sections(text: str) -> str:
 
 
 def _sizes(text: str) -> list[int]:
-    parse = _positive(int)
+    parse = bounded(int, 1)
     try:
         sizes = [parse(x) for x in text.split(",")]
     except argparse.ArgumentTypeError as err:
@@ -419,22 +405,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="mahjong-bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", choices=(*VARIANTS, "both"), default="both")
     parser.add_argument(
-        "--hands", type=_positive(int), default=200, help="hands for the AEC, raw-engine and RLCard sections"
+        "--hands", type=bounded(int, 1), default=200, help="hands for the AEC, raw-engine and RLCard sections"
     )
     parser.add_argument(
         "--seconds",
-        type=_positive(float, 0.01),
+        type=bounded(float, 0.01),
         default=5.0,
         help="time per batched / parallel / self-play measurement",
     )
     parser.add_argument("--sizes", type=_sizes, default=[1, 16, 64, 256], help="batch sizes N for section c")
     parser.add_argument(
-        "--workers", type=_positive(int), default=None, help="workers for section d (default: every core)"
+        "--workers", type=bounded(int, 1), default=None, help="workers for section d (default: every core)"
     )
-    parser.add_argument("--envs-per-worker", type=_positive(int), default=64, help="games per worker in section d")
+    parser.add_argument("--envs-per-worker", type=bounded(int, 1), default=64, help="games per worker in section d")
     parser.add_argument(
         "--warmup-hands",
-        type=_positive(int, 0),
+        type=bounded(int, 0),
         default=200,
         help="raw-engine hands played first to fill the hand tables",
     )

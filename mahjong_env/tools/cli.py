@@ -26,12 +26,44 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "load_records"]
+__all__ = ["main", "load_records", "bounded"]
+
+def bounded(
+    kind: Callable[[str], Any], low: float, high: float = math.inf, inclusive_low: bool = True
+) -> Callable[[str], Any]:
+    """An argparse type: a finite number of ``kind`` (``int`` or ``float``) within ``[low,
+    high]`` (``(low, high]`` when not ``inclusive_low``), for every command of the project
+    (``mahjong-bench``, ``mahjong-tournament``)."""
+    what = "an int" if kind is int else "a number"
+
+    def shown(bound: float) -> str:
+        return str(bound) if kind is int else f"{bound:g}"
+
+    if high == math.inf:
+        span = f"at least {shown(low)}" if inclusive_low else f"above {shown(low)}"
+    else:
+        span = f"a finite number from {shown(low)} to {shown(high)}"
+        if not inclusive_low:
+            span = f"a finite number above {shown(low)} and at most {shown(high)}"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not math.isfinite(value) or value > high or value < low or (not inclusive_low and value == low):
+            raise argparse.ArgumentTypeError(f"must be {span}, got {text!r}")
+        return value
+
+    return parse
+
 
 _TABLES = ("hands", "records", "games", "matches")
 _COLUMNS = ("record", "record_json", "json")
