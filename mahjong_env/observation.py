@@ -375,7 +375,8 @@ _COUNT_ROWS = np.array([[c >= 1, c >= 2, c >= 3, c == 4, c] for c in range(5)], 
 _HEAD_ROWS = np.zeros((_PUB + 1, 5), np.float32)
 _HEAD_ROWS[0:4] = _COUNT_ROWS[0:4]
 _HEAD_ROWS[_PUB] = _COUNT_ROWS[4]
-_PACK_SCALARS = struct.Struct(f"{SCALAR_LAYOUT.size}f").pack  # floats to float32 bytes, as numpy rounds them
+_PACK_SCALARS_INTO = struct.Struct(f"{SCALAR_LAYOUT.size}f").pack_into  # float32 bytes, as numpy rounds
+_BYTE_AT_SCALARS = 4 * _AT_SCALARS
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
@@ -389,7 +390,6 @@ _SEAT_SLOTS = tuple(
     )
     for seat in range(4)
 )  # per observer: (r, absolute seat, then the per-seat scalar slots of relative seat r)
-_NO_MELDS = (0, 0)  # meld signature (melds, meld tiles) of a seat without melds
 
 
 _MELD_BLOCKS: dict[tuple[str, int, tuple[int, ...]], np.ndarray] = {}
@@ -435,7 +435,7 @@ class ObservationEncoder:
         self._public_flat = self.public.reshape(-1)
         self._hist_done = 0
         self._last_claimed = 0
-        self._meld_sig = [_NO_MELDS] * 4
+        self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
         self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
@@ -452,7 +452,7 @@ class ObservationEncoder:
             visible.fill(0.0)
             self._hist_done = 0
             self._last_claimed = 0
-            self._meld_sig = [_NO_MELDS] * 4
+            self._meld_seen = [0, 0, 0, 0]
             self._discards = [0, 0, 0, 0]
             self._hand_key = game.seats
         history = game.history
@@ -481,18 +481,13 @@ class ObservationEncoder:
                     flat[at + _AT_DISCARD + NUM_KINDS * n] = 1.0
             self._hist_done = end
         self._last_claimed = history[-1][2] if history else 0
-        meld_sig = self._meld_sig
+        meld_seen = self._meld_seen
         for seat, st in enumerate(game.seats):
-            melds = st.melds
-            if melds:
-                sig = (len(melds), sum([len(m.tiles) for m in melds]))
-                if sig == meld_sig[seat]:
-                    continue
-            elif meld_sig[seat] is _NO_MELDS:
+            version = st.meld_version
+            if version == meld_seen[seat]:
                 continue
-            else:
-                sig = _NO_MELDS
-            meld_sig[seat] = sig
+            meld_seen[seat] = version
+            melds = st.melds
             plane = public[seat]
             visible -= plane[_P_MELD]
             block = plane[_P_MELD : _P_SPECIAL + 1]
@@ -533,10 +528,10 @@ class ObservationEncoder:
         flat = out.reshape(-1)
         for at, v in zip(index, value):
             flat[at] = v
-        out[_ROW_VISIBLE] += head[_PUB]  # visible: meld tiles and rivers (from `_private`), the own hand
+        np.add(self._visible, head[_PUB], out=out[_ROW_VISIBLE])  # visible: meld tiles, rivers, own hand
         for at, count in extra:
             flat[at] += count
-        flat[_AT_SCALARS:_AT_SCALARS_END] = np.frombuffer(_PACK_SCALARS(*scalars), np.float32)
+        _PACK_SCALARS_INTO(out, _BYTE_AT_SCALARS, *scalars)  # float32 bytes written in place
         return out
 
     def _private(
@@ -550,9 +545,9 @@ class ObservationEncoder:
         scalars: list[Any],
         extra: list[tuple[int, float]],
     ) -> None:
-        """One observation's table-specific part: sync, the rotated public block, the visible
-        tiles it holds, the sparse private entries (flat ``index``/``value`` pairs from
-        ``base``) and the scalars. ``extra`` gets the flat ``(index, count)`` pairs that the own
+        """One observation's table-specific part: sync (``_visible`` then holds every seat's
+        meld tiles and river), the rotated public block, the sparse private entries (flat
+        ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat ``(index, count)`` pairs that the own
         hand does not show but that are visible all the same (the seen bao, own hidden kongs)."""
         self._sync(game)
         st = game.seats[seat]
@@ -589,7 +584,6 @@ class ObservationEncoder:
         out[_PUB : _PUB + split] = rows[SEAT_PLANES * seat :]
         if seat:
             out[_PUB + split : _PUB_END] = rows[: SEAT_PLANES * seat]
-        out[_ROW_VISIBLE] = self._visible  # the own hand is added for the whole batch
         window = game.window
         claim_window = window is not None and shown and (phase == _CLAIM_PHASE or phase == _ROB)
         if claim_window:
@@ -697,22 +691,25 @@ def encode_batch(
     scalars: list[Any] = []
     extra: list[tuple[int, float]] = []
     counts = []
+    visibles = np.empty((n, NUM_KINDS), np.float32)
     for i in range(n):
         game, seat = games[i], seats[i]
         counts.append(bytes(game.seats[seat].counts))
-        encoders[i]._private(game, seat, out[i], i * stride, index, value, scalars, extra)
+        encoder = encoders[i]
+        encoder._private(game, seat, out[i], i * stride, index, value, scalars, extra)
+        visibles[i] = encoder._visible
     held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1)
     out[:, 0:4] = held[0:4].swapaxes(0, 1)
     out[:, 4:_PUB] = 0.0
     out[:, _PUB_END:_ROW_VISIBLE] = 0.0
     flat = out.reshape(-1)
     flat[index] = value
-    # visible: every seat's meld tiles and river (from `_private`), the own hand, the extras
-    out[:, _ROW_VISIBLE] += held[4]
+    # visible: every seat's meld tiles and river (each table's own), the own hand, the extras
+    np.add(visibles, held[4], out=out[:, _ROW_VISIBLE])
     for at, count in extra:
         flat[at] += count
-    if n == 1:  # one list into one contiguous run: no intermediate array
-        flat[_AT_SCALARS:_AT_SCALARS_END] = scalars
+    if n == 1:  # one contiguous run: packed straight into ``out``
+        _PACK_SCALARS_INTO(out, _BYTE_AT_SCALARS, *scalars)
     else:
         packed = np.frombuffer(_pack_batch(n)(*scalars), np.float32)  # float32 as numpy rounds, faster
         out[:, _ROW_SCALARS:NUM_CHANNELS] = packed.reshape(n, _SCALAR_ROWS, NUM_KINDS)

@@ -351,7 +351,7 @@ class Game:
             else:
                 options = rules.rob_options(self, seat, tile, source, kind)
             if options:
-                rank = max(rules.claim_rank(a) for a in options)
+                rank = max(map(rules.claim_rank, options))
                 window.queue.append(Candidate(rank, distance, seat, options))
         if not on_discard:
             self.seats[source].drawn = None
@@ -431,7 +431,7 @@ class Game:
             st.passed_fan = 0  # C14: a chow or pong ends the lock by fan
         if action == A.PONG:
             counts[tile] -= 2
-            st.melds.append(Meld("pong", [tile] * 3, tile, source))
+            st.add_meld(Meld("pong", [tile] * 3, tile, source))
             return [partial(self._task_turn, seat, Context.CLAIM)]
         if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
             counts[tile] -= 3
@@ -441,7 +441,7 @@ class Game:
         counts[tile + low] -= 1
         counts[tile + high] -= 1
         tiles = sorted((tile, tile + low, tile + high))
-        st.melds.append(Meld("chow", tiles, tiles[0], source))
+        st.add_meld(Meld("chow", tiles, tiles[0], source))
         return [partial(self._task_turn, seat, Context.CLAIM)]
 
     def _after_window(self, follow: list[Task]) -> None:
@@ -458,7 +458,7 @@ class Game:
 
     def _kong_stands(self, seat: int, meld: Meld, source: int | None) -> None:
         st = self.seats[seat]
-        st.melds.append(meld)
+        st.add_meld(meld)
         st.drawn = None
         st.kongs_made += 1
         self._pay_kong(seat, meld.kind, meld.tile, source)
@@ -470,7 +470,7 @@ class Game:
         st.counts[tile] -= 1
         for i, meld in enumerate(st.melds):
             if meld.kind == "pong" and meld.tile == tile:
-                del st.melds[i]
+                st.remove_meld(i)
                 self._kong_stands(seat, Meld("added_kong", [tile] * 4, tile, meld.source), None)
                 return
         raise AssertionError("added kong without its pong")
@@ -482,7 +482,7 @@ class Game:
             st.counts[t] -= 1
             st.dealt[t] = max(0, st.dealt[t] - 1)  # C5: a dealt tile serves one declaration
         meld = Meld(kind, tiles, tiles[0], None)
-        st.melds.append(meld)
+        st.add_meld(meld)
         st.specials[kind] = meld
         self._pay_kong(seat, kind, tiles[0], None)
         if len(tiles) == 4:
@@ -495,8 +495,7 @@ class Game:
         st = self.seats[seat]
         st.counts[tile] -= 1
         st.drawn = None
-        meld = self.rules.special_add_target(st, tile)
-        meld.tiles.append(tile)
+        st.grow_meld(self.rules.special_add_target(st, tile), tile)
         self._pay_kong(seat, "special_add", tile, None)
         self.rules.after_kong(self, seat)
         self.tasks.appendleft(partial(self._task_replacement, seat))

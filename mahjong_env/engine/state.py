@@ -168,6 +168,7 @@ class SeatState:
         "first_turn_claimed",
         "specials",
         "kongs_made",
+        "meld_version",
         "_wait_key",
         "_wait_mask",
     )
@@ -192,8 +193,24 @@ class SeatState:
         self.first_turn_claimed = False  # C14: its first turn was entered by a chow, pong or kong
         self.specials: dict[str, Meld] = {}
         self.kongs_made = 0
+        self.meld_version = 0  # bumped by every change of ``melds`` (encoders compare it)
         self._wait_key = b""
         self._wait_mask = 0
+
+    def add_meld(self, meld: Meld) -> None:
+        """Expose ``meld`` (every change of ``melds`` goes through these methods)."""
+        self.melds.append(meld)
+        self.meld_version += 1
+
+    def remove_meld(self, index: int) -> Meld:
+        """Take back meld ``index`` (an added kong's pong, R7: the kong is added after)."""
+        self.meld_version += 1
+        return self.melds.pop(index)
+
+    def grow_meld(self, meld: Meld, tile: int) -> None:
+        """Add ``tile`` to one of this seat's melds (a C6 addition to a special group)."""
+        meld.tiles.append(tile)
+        self.meld_version += 1
 
     def shape_waits(self) -> int:
         """Kinds that complete the concealed hand in standard form or, closed, seven pairs

@@ -296,10 +296,11 @@ class ChangchunRules(RuleSet):
 
     def _single_left(self, st: SeatState, removed: int, gained: int, making_chow: bool = False) -> bool:
         """C3: would the player, with an exposed chow, keep one concealed tile after discarding?"""
-        if not (making_chow or self.has_chow(st.melds)):
+        melds = st.melds
+        if not (making_chow or (melds and self.has_chow(melds))):
             return False
         concealed = sum(st.counts) - removed + gained - 1
-        concealed += 4 * sum(1 for m in st.melds if m.kind == "concealed_kong")
+        concealed += 4 * sum(1 for m in melds if m.kind == "concealed_kong")
         return concealed == 1
 
     def claim_options(self, game: Game, seat: int, tile: int, source: int, distance: int) -> list[int]:
@@ -307,7 +308,8 @@ class ChangchunRules(RuleSet):
         counts = st.counts
         n = counts[tile]
         options = []
-        if self._wins_with(game, seat, tile, WinMethod.DISCARD, source):
+        # the cached shape test first: most discards are no win for most seats
+        if st.shape_waits() >> tile & 1 and self._wins_with(game, seat, tile, WinMethod.DISCARD, source):
             options.append(A.WIN)
         if st.ready:
             if n == 3 and self.wall_allows_kong(game) and self._same_waits(st, tile, 3):
