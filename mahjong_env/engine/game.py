@@ -358,7 +358,8 @@ class Game:
         self._start_window(window)
 
     def _start_window(self, window: Window) -> None:
-        window.queue.sort(key=lambda c: (-c.rank, c.distance))
+        if len(window.queue) > 1:
+            window.queue.sort(key=lambda c: (-c.rank, c.distance))
         self.window = window
         self._poll_window()
 

@@ -216,10 +216,25 @@ class SeatState:
         """Kinds that complete the concealed hand in standard form or, closed, seven pairs
         (no variant condition applied): a superset of the winning tiles, cached until the
         hand changes. Rule sets use it to reject a discard win cheaply."""
-        key = bytes(self.counts)
+        return self._shape_waits(bytes(self.counts), self.counts)
+
+    def drawn_may_complete(self) -> bool:
+        """False when the tile just drawn cannot complete the 3n+2 hand in any form: it is not
+        among the `shape_waits` of the hand without it (usually cached since the other
+        players' discards were checked). True when no tile was drawn. Rule sets use it to
+        skip the winning-hand test of a turn cheaply."""
+        drawn = self.drawn
+        if drawn is None:
+            return True
+        before = bytearray(self.counts)
+        before[drawn] -= 1
+        key = bytes(before)
+        return bool(self._shape_waits(key, list(key)) >> drawn & 1)
+
+    def _shape_waits(self, key: bytes, counts: list[int]) -> int:
+        """`shape_waits` of the concealed ``counts`` (``key`` is their bytes)."""
         if key != self._wait_key:
             self._wait_key = key
-            counts = self.counts
             mask = hand.waits(counts)
             if not self.melds:
                 mask |= hand.seven_pairs_waits(counts)

@@ -267,6 +267,8 @@ class ChangchunRules(RuleSet):
             before[drawn] -= 1
             if self._waits(st.melds, before):
                 return WinMethod.BAO_DRAW
+        if not st.drawn_may_complete():
+            return None
         return WinMethod.SELF_DRAW if self.readings(st.melds, st.counts) else None
 
     def _wins_with(self, game: Game, seat: int, tile: int, method: WinMethod, source: int) -> bool:

@@ -167,7 +167,7 @@ class XinjiangRules(RuleSet):
 
     def self_win(self, game: Game, seat: int) -> WinMethod | None:
         st = game.seats[seat]
-        if st.xianggong or not self._complete(st.melds, st.counts):
+        if st.xianggong or not st.drawn_may_complete() or not self._complete(st.melds, st.counts):
             return None
         if game.context == Context.REPLACEMENT:
             return WinMethod.KONG_BLOOM

@@ -17,6 +17,10 @@ r. the PettingZoo loop of API.md exactly (``env()``, ``env.last()`` at every dec
    a simpler rule set (no bao, no special kongs), so the ratio compares env costs per decision,
    not equal games.
 
+The random legal action of sections a, b and r is drawn with Python's ``random.Random`` (for
+both envs in section r): numpy's ``Generator.integers`` costs several microseconds a call,
+which would be counted as env time.
+
 Rates are wall-clock; "cpu" columns divide by this process's CPU time instead, which is less
 disturbed by other jobs on a shared machine. Each variant is warmed up first (the hand
 analysis tables fill lazily). This is a command, not a test: nothing here asserts a speed.
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import resource
 import sys
 import time
@@ -105,8 +110,9 @@ def _rates(decisions: int, hands: int, wall: float, cpu: float) -> dict[str, Any
     }
 
 
-def _play_aec(env: Any, rng: np.random.Generator, seeds: range) -> int:
+def _play_aec(env: Any, rng: random.Random, seeds: range) -> int:
     decisions = 0
+    pick = rng.randrange
     for seed in seeds:
         env.reset(seed=seed)
         for _agent in env.agent_iter():
@@ -114,8 +120,8 @@ def _play_aec(env: Any, rng: np.random.Generator, seeds: range) -> int:
             if termination or truncation:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
+            legal = obs["action_mask"].nonzero()[0]  # the mask is 1-D: its nonzero() is flatnonzero()
+            env.step(int(legal[pick(len(legal))]))
             decisions += 1
     return decisions
 
@@ -124,7 +130,7 @@ def bench_aec(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
     """(a) The wrapped AEC env, ``hands`` hands of random legal play."""
     make_env = get_variant(variant).env
     env = make_env()
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     rss_before = _rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()
     decisions = _play_aec(env, rng, range(seed, seed + hands))
@@ -138,13 +144,14 @@ def bench_aec(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
     return out
 
 
-def _play_rlcard(env: Any, rng: np.random.Generator, hands: int) -> int:
+def _play_rlcard(env: Any, rng: random.Random, hands: int) -> int:
     decisions = 0
+    pick = rng.randrange
     for _ in range(hands):
         state, _ = env.reset()
         while not env.is_over():
             legal = list(state["legal_actions"])
-            state, _ = env.step(legal[rng.integers(len(legal))])
+            state, _ = env.step(legal[pick(len(legal))])
             decisions += 1
     return decisions
 
@@ -158,7 +165,7 @@ def bench_rlcard(variant: str, hands: int, rounds: int = 3, seed: int = 0) -> di
         return {"skipped": "RLCard is not installed (pip install -e '.[bench]')"}
     make_env = get_variant(variant).env
     ours, theirs = make_env(), rlcard.make("mahjong", config={"seed": seed})
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     per_round = max(1, hands // rounds)
     decisions = {"ours": 0, "rlcard": 0}
     wall = {"ours": 0.0, "rlcard": 0.0}
@@ -193,7 +200,7 @@ def bench_engine(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
     env = cls()
     game = Game(env.rules, 1)
     silver = [env.rules.starting_silver] * 4
-    rng = np.random.default_rng(seed)
+    pick = random.Random(seed).randrange
     over = Phase.OVER
     decisions = 0
     wall, cpu = time.perf_counter(), time.process_time()
@@ -204,7 +211,7 @@ def bench_engine(variant: str, hands: int, seed: int = 0) -> dict[str, Any]:
         game.start_hand(hand, wall_tiles)
         while game.phase != over:
             legal = game.legal_actions()
-            game.step(legal[rng.integers(len(legal))])
+            game.step(legal[pick(len(legal))])
             decisions += 1
     return _rates(decisions, hands, time.perf_counter() - wall, time.process_time() - cpu)
 
