@@ -14,6 +14,7 @@ A hand is also often held as a count array: 34 integers, the number of copies of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 
 __all__ = [
     "CHINESE",
@@ -52,6 +53,8 @@ TILE_NAMES: tuple[str, ...] = tuple(
     for rank in range(1, size + 1)
 )
 """Compact name of every kind: ``TILE_NAMES[0] == "1m"``, ``TILE_NAMES[33] == "7z"``."""
+_DIGIT = tuple(name[0] for name in TILE_NAMES)  # `format_tiles`: each kind's digit and suit
+_SUIT = tuple(t // 9 for t in range(NUM_KINDS))
 
 GLYPHS: tuple[str, ...] = (
     tuple(chr(0x1F007 + r) for r in range(9))  # 🀇…🀏 characters
@@ -148,18 +151,13 @@ def format_tiles(tiles: Iterable[int]) -> str:
 
     ``format_tiles([0, 1, 13, 2]) == "12m5p3m"``.
     """
-    parts: list[str] = []
-    suit = -1
-    for t in tiles:
-        name = TILE_NAMES[_check_index(t)]
-        s = t // 9
-        if s != suit and parts:
-            parts.append(SUIT_LETTERS[suit])
-        parts.append(name[0])
-        suit = s
-    if parts:
-        parts.append(SUIT_LETTERS[suit])
-    return "".join(parts)
+    tiles = list(tiles)
+    if tiles and not (0 <= min(tiles) and max(tiles) < NUM_KINDS):
+        for t in tiles:
+            _check_index(t)  # names the first index out of range
+    return "".join(
+        "".join(map(_DIGIT.__getitem__, run)) + SUIT_LETTERS[suit] for suit, run in groupby(tiles, _SUIT.__getitem__)
+    )
 
 
 def format_counts(counts: Sequence[int]) -> str:

@@ -262,7 +262,8 @@ class MahjongEnv(AECEnv):
             if game.over:
                 for a in AGENTS:
                     self.terminations[a] = True
-        self._refresh_infos()
+        if self.rules.uses_silver:
+            self._refresh_infos()
         for a, reward in zip(AGENTS, rewards):  # AECEnv._accumulate_rewards: every agent is live here
             cumulative[a] += reward
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()

@@ -96,15 +96,24 @@ def ready_discards(counts: Sequence[int]) -> int:
     """
     b = _key(counts)
     groups = (_M[b[:9]], _P[b[9:18]], _S[b[18:27]], _Z[b[27:]])
-    bad = [j for j in range(4) if groups[j][0]]
-    if len(bad) > 3:
+    bad = tuple(filter(_not_sets, groups))  # the groups that are not sets only, in order
+    n_bad = len(bad)
+    if n_bad > 3:
         return 0
     mask = 0
-    for j, (_, _, _, drop_sets, drop_pair, drop_wa, drop_wb) in enumerate(groups):
-        others = [groups[k] for k in bad if k != j]
-        if not others:  # the rest is sets: the group minus T must wait alone
+    k = 0  # bad groups seen so far
+    for group in groups:
+        _, _, _, drop_sets, drop_pair, drop_wa, drop_wb = group
+        if group[0]:  # the others are the bad groups but this one (bad[k])
+            n_others = n_bad - 1
+            others = bad[:k] + bad[k + 1 :]
+            k += 1
+        else:
+            n_others = n_bad
+            others = bad
+        if not n_others:  # the rest is sets: the group minus T must wait alone
             mask |= drop_wb
-        elif len(others) == 1:
+        elif n_others == 1:
             y_status, y_wa, y_wb, _, _, _, _ = others[0]
             if y_wb:  # group minus T is sets, the other waits alone
                 mask |= drop_sets
@@ -112,7 +121,7 @@ def ready_discards(counts: Sequence[int]) -> int:
                 mask |= drop_wa
             if y_wa:  # group minus T holds the pair, the other waits
                 mask |= drop_pair
-        elif len(others) == 2:  # group minus T must be sets, the other two wait together
+        elif n_others == 2:  # group minus T must be sets, the other two wait together
             (y_status, y_wa, _, _, _, _, _), (z_status, z_wa, _, _, _, _, _) = others
             if (y_wa and z_status == SETS_AND_PAIR) or (z_wa and y_status == SETS_AND_PAIR):
                 mask |= drop_sets

@@ -391,7 +391,7 @@ class ChangchunRules(RuleSet):
 
     def _declarable(self, st: SeatState, kind: str) -> list[int] | None:
         """C5: the tiles a declaration of ``kind`` would take from the dealt tiles still held."""
-        dealt_held = [min(c, d) for c, d in zip(st.counts, st.dealt)]
+        dealt_held = list(map(min, st.counts, st.dealt))
         cfg = self.config
         return declaration_tiles(kind, dealt_held, three_winds=cfg.xuanfeng_three_winds, yaoji=cfg.yaoji_wild)
 

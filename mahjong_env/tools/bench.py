@@ -428,8 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--warmup-hands",
         type=bounded(int, 0),
-        default=200,
-        help="raw-engine hands played first to fill the hand tables",
+        default=1000,
+        help="raw-engine hands played first to fill the hand tables (a long run's steady state)",
     )
     parser.add_argument(
         "--sections", type=_sections, default="abcd", help=f"which sections to run, e.g. 'ac' (of {SECTIONS})"
