@@ -383,7 +383,7 @@ _NUM_SCALARS = SCALAR_LAYOUT.size
 _SEAT_SLOTS = tuple(
     tuple(
         (r, (seat + r) % 4)
-        + tuple(at + r for at in (_S_READY, _S_XIANGGONG, _S_GAIN, _S_LOSS, _S_FIRST_TURN))
+        + tuple(at + r for at in (_S_READY, _S_XIANGGONG, _S_CONCEALED, _S_GAIN, _S_LOSS, _S_FIRST_TURN))
         + (_S_SPECIAL + 4 * r,)
         + tuple(at + r for at in (_S_CONCEALED_KONGS, _S_SILVER, _S_KONGS_MADE))
         for r in range(4)
@@ -438,7 +438,6 @@ class ObservationEncoder:
         self._last_claimed = 0
         self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
         self._meld_scalars = [_NO_MELD_SCALARS] * 4  # per seat, from its melds: (concealed kongs, specials)
-        self._seat_scalars_kept: list[tuple[tuple[Any, ...], list[Any]] | None] = [None] * 4  # per observer
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
         self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
@@ -457,7 +456,6 @@ class ObservationEncoder:
             self._last_claimed = 0
             self._meld_seen = [0, 0, 0, 0]
             self._meld_scalars = [_NO_MELD_SCALARS] * 4
-            self._seat_scalars_kept = [None] * 4
             self._discards = [0, 0, 0, 0]
             self._hand_key = game.seats
         history = game.history
@@ -610,59 +608,29 @@ class ObservationEncoder:
     def _scalars(
         self, game: Any, seat: int, st: Any, deciding: bool, shown: bool, claim_window: bool, bao_seen: bool
     ) -> list[Any]:
-        seats = game.seats
-        a, b, c, d = seats
-        # everything `_seat_scalars` reads: points and silver move only with a payment
-        key = (
-            len(game.ledger.payments),
-            *(a.ready, a.xianggong, a.first_turn, a.meld_version, a.kongs_made),
-            *(b.ready, b.xianggong, b.first_turn, b.meld_version, b.kongs_made),
-            *(c.ready, c.xianggong, c.first_turn, c.meld_version, c.kongs_made),
-            *(d.ready, d.xianggong, d.first_turn, d.meld_version, d.kongs_made),
-        )
-        kept = self._seat_scalars_kept[seat]
-        if kept is None or kept[0] != key:
-            kept = self._seat_scalars_kept[seat] = (key, self._seat_scalars(game, seat))
-        s = kept[1].copy()
+        s: list[Any] = [0.0] * _NUM_SCALARS
         phase = game.phase
+        seats = game.seats
         s[_S_PHASE + (int(phase) if shown else _TURN)] = 1.0
         if claim_window:
             window = game.window
             s[_S_CLAIM_FROM + (window.source - seat) % 4] = 1.0
             s[_S_WINDOW + _WINDOW[window.kind]] = 1.0
-        for r in range(4):
-            s[_S_CONCEALED + r] = sum(seats[(seat + r) % 4].counts) / 14.0
-        wall = game.wall
-        s[_S_WALL] = wall.remaining / 100.0
-        s[_S_BAO_SEEN] = bao_seen
-        s[_S_BAO_ACTIVE] = game.bao is not None
-        s[_S_BAO_ROLLS] = game.bao_rolls / 6.0
-        rolls = game.dice.rolls
-        s[_S_LAST_DICE] = rolls[-1] / 12.0 if rolls else 0.0
-        if deciding and phase == _TURN:
-            s[_S_CONTEXT + int(game.context)] = 1.0
-        s[_S_DUIBAO_PASSED] = st.duibao_passed
-        s[_S_TAIL_DRAWS] = wall.tail_draws / 8.0
-        return s
-
-    def _seat_scalars(self, game: Any, seat: int) -> list[Any]:
-        """The scalars that change only with the seats' flags, melds, kongs and payments
-        (kept per observer by `_scalars`, under a key of exactly those); the rest are 0."""
-        s: list[Any] = [0.0] * _NUM_SCALARS
-        seats = game.seats
         s[_S_DEALER + (game.dealer - seat) % 4] = 1.0
-        s[_S_HAND_INDEX] = game.hand_index / 16.0
         hidden_kongs = 0
         scores = game.scores
         silver = game.silver
         meld_scalars = self._meld_scalars
         # slots start at 0.0: flags and counts are written only when set (the same float32 bytes)
-        for r, o, ready, xianggong, gain, loss, first, special, ckongs, money_at, kongs_at in _SEAT_SLOTS[seat]:
+        for r, o, ready, xianggong, concealed, gain, loss, first, special, ckongs, money_at, kongs_at in _SEAT_SLOTS[
+            seat
+        ]:
             other = seats[o]
             if other.ready:
                 s[ready] = True
             if other.xianggong:
                 s[xianggong] = True
+            s[concealed] = sum(other.counts) / 14.0
             score = scores[o]  # max(score, 0.0) / 64 and max(-score, 0.0) / 64 (a zero score: 0.0 and -0.0)
             s[gain] = 0.0 if score < 0.0 else score / 64.0
             s[loss] = 0.0 if score > 0.0 else -score / 64.0
@@ -680,6 +648,18 @@ class ObservationEncoder:
             kongs = other.kongs_made
             if kongs:
                 s[kongs_at] = kongs / 4.0
+        wall = game.wall
+        s[_S_WALL] = wall.remaining / 100.0
+        s[_S_HAND_INDEX] = game.hand_index / 16.0
+        s[_S_BAO_SEEN] = bao_seen
+        s[_S_BAO_ACTIVE] = game.bao is not None
+        s[_S_BAO_ROLLS] = game.bao_rolls / 6.0
+        rolls = game.dice.rolls
+        s[_S_LAST_DICE] = rolls[-1] / 12.0 if rolls else 0.0
+        if deciding and phase == _TURN:
+            s[_S_CONTEXT + int(game.context)] = 1.0
+        s[_S_DUIBAO_PASSED] = st.duibao_passed
+        s[_S_TAIL_DRAWS] = wall.tail_draws / 8.0
         s[_S_HIDDEN_KONGS] = 0.0 if self.concealed_kong_visible else hidden_kongs / 4.0
         return s
 

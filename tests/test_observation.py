@@ -567,7 +567,7 @@ def test_single_observation_path_equals_the_batch_path(module, rules):
 )
 def test_kept_encoder_state_equals_a_fresh_encoder(module, rules):
     """The env's encoder keeps state between calls (public rows updated from the history, meld
-    rows by `SeatState.meld_version`, the seats' scalars per observer under a key); at every
+    rows and meld scalars by `SeatState.meld_version`); at every
     step of eager play, over hand changes, every seat's observation equals the one a new
     encoder computes from nothing (seeds 3, 9 and 11 reach C6 additions to special groups)."""
     for seed in (3, 9, 11):
