@@ -265,7 +265,7 @@ class Game:
             )
         self.ledger.rewards = [0.0] * 4
         seat = self.actor
-        self.log.append([seat, A.action_name(action)])
+        self.log.append([seat, A.ACTION_NAMES[action]])  # legal, so a valid id
         self._legal = None
         phase = self.phase
         if phase == Phase.TURN:
@@ -358,9 +358,13 @@ class Game:
         self._start_window(window)
 
     def _start_window(self, window: Window) -> None:
-        if len(window.queue) > 1:
-            window.queue.sort(key=lambda c: (-c.rank, c.distance))
         self.window = window
+        queue = window.queue
+        if not queue:  # nobody to ask: the window closes at once
+            self.tasks.appendleft(self._task_close_window)
+            return
+        if len(queue) > 1:
+            queue.sort(key=lambda c: (-c.rank, c.distance))
         self._poll_window()
 
     def _poll_window(self) -> None:
@@ -542,8 +546,10 @@ class Game:
         if verdict == TurnStart.FENZHANG:
             self.tasks.appendleft(partial(self._task_fenzhang, seat, self.rules.fenzhang_draws(self)))
             return False
-        self.tasks.appendleft(partial(self._task_draw, seat))
-        return self._task_view(seat)
+        if self._task_view(seat):  # the bao view first (C8), the draw after it
+            self.tasks.appendleft(partial(self._task_draw, seat))
+            return True
+        return self._task_draw(seat)
 
     def _task_draw(self, seat: int) -> bool:
         st = self.seats[seat]

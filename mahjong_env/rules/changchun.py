@@ -309,9 +309,11 @@ class ChangchunRules(RuleSet):
         st = game.seats[seat]
         counts = st.counts
         n = counts[tile]
+        wins = st.shape_waits() >> tile & 1  # the cached shape test: most discards are no win for most seats
+        if n < 2 and not wins and (distance != 1 or tile >= 27):
+            return []  # no win, pong, kong or chow
         options = []
-        # the cached shape test first: most discards are no win for most seats
-        if st.shape_waits() >> tile & 1 and self._wins_with(game, seat, tile, WinMethod.DISCARD, source):
+        if wins and self._wins_with(game, seat, tile, WinMethod.DISCARD, source):
             options.append(A.WIN)
         if st.ready:
             if n == 3 and self.wall_allows_kong(game) and self._same_waits(st, tile, 3):
