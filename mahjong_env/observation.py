@@ -581,7 +581,9 @@ class ObservationEncoder:
             index.append(base + _AT_BAO + bao)
             value.append(1.0)
             extra.append((base + _AT_VISIBLE + bao, 1.0))
-        own_kongs = [meld.tile for meld in st.melds if meld.kind == "concealed_kong"] if st.melds else ()
+        own_kongs = (
+            [meld.tile for meld in st.melds if meld.kind == "concealed_kong"] if self._meld_scalars[seat][0] else ()
+        )  # `_sync` counted them
         hidden = not self.concealed_kong_visible
         for t in own_kongs:
             index.append(base + _AT_KONGS + t)

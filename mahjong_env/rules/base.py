@@ -334,7 +334,7 @@ class RuleSet:
         standard = hand.ready_discards(counts)
         candidates = standard
         # seven pairs: six pairs held (a 4 of a kind is two), any held kind may be the discard
-        if not melds and counts.count(2) + counts.count(3) + 2 * counts.count(4) >= 6 and self.allows_seven_pairs:
+        if self.allows_seven_pairs and not melds and counts.count(2) + counts.count(3) + 2 * counts.count(4) >= 6:
             candidates |= sum(1 << t for t in range(34) if counts[t])
         out = standard if self.closed_waits_win and not melds else 0
         unchecked = candidates & ~out
