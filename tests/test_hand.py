@@ -570,3 +570,32 @@ def test_r9_every_small_one_group_hand_matches_brute_force(
             assert ready_discards(c) == _ref_ready_discards(c), format_counts(c)
             found = {tuple(d) for d in decompositions(c)}
             assert found == _ref_decompositions(tuple(c), -1), format_counts(c)
+
+
+def test_drawn_may_complete_never_rejects_a_complete_hand() -> None:
+    """`SeatState.drawn_may_complete` (the engine's cheap pre-test of a self-draw, R9) says
+    False only when the hand is neither complete nor, closed, seven pairs, whichever held tile
+    was the one drawn; and it does reject most incomplete hands."""
+    from mahjong_env.engine.state import Meld, SeatState
+
+    rng = random.Random(11)
+    sevens = []  # closed seven-pairs hands (luxury ones too)
+    while len(sevens) < 300:
+        pairs = [rng.randrange(34) for _ in range(7)]
+        if max(counts_of(pairs + pairs)) <= 4:
+            sevens.append((counts_of(pairs + pairs), 0))
+    rejected = 0
+    for c, melds in _hands_14() + sevens:
+        for drawn in [k for k in range(34) if c[k]][:4]:
+            st = SeatState([])
+            st.counts = list(c)
+            st.melds = [Meld("pong", [0, 0, 0], 0, 1)] * melds
+            st.drawn = drawn
+            complete = is_complete(c) or (not melds and is_seven_pairs(c))
+            if not st.drawn_may_complete():
+                assert not complete, (format_counts(c), drawn, melds)
+                rejected += 1
+            assert st.counts == c  # asks without editing the seat
+    assert rejected > 5000
+    st = SeatState(parse_tiles("123m456p789s1122z"))
+    assert st.drawn_may_complete()  # no tile drawn (the dealer's dealt hand): not pre-judged

@@ -221,10 +221,11 @@ class SeatState:
     def drawn_may_complete(self) -> bool:
         """False when the tile just drawn cannot complete the 3n+2 hand in any form: it is not
         among the `shape_waits` of the hand without it (usually cached since the other
-        players' discards were checked). True when no tile was drawn. Rule sets use it to
-        skip the winning-hand test of a turn cheaply."""
+        players' discards were checked). True when no drawn tile is held. Rule sets use it to
+        skip the winning-hand test of a turn cheaply: a complete hand less any of its tiles
+        waits on that tile."""
         drawn = self.drawn
-        if drawn is None:
+        if drawn is None or not self.counts[drawn]:
             return True
         before = bytearray(self.counts)
         before[drawn] -= 1
