@@ -433,7 +433,7 @@ class ObservationEncoder:
         self.concealed_kong_visible = concealed_kong_visible
         self.public = np.zeros((4, SEAT_PLANES, NUM_KINDS), dtype=np.float32)
         self._public_rows = self.public.reshape(4 * SEAT_PLANES, NUM_KINDS)
-        self._public_flat = self.public.reshape(-1)
+        self._public_flat = memoryview(self.public).cast("B").cast("f")  # one slot at a time: no numpy scalars
         self._hist_done = 0
         self._last_claimed = 0
         self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
@@ -441,6 +441,7 @@ class ObservationEncoder:
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
         self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
+        self._visible_flat = memoryview(self._visible).cast("B").cast("f")
         self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
         self._out: np.ndarray | None = None  # the last ``out`` of `encode` and its batch view
         self._out_batch = self._single
@@ -461,12 +462,13 @@ class ObservationEncoder:
         history = game.history
         done = self._hist_done
         flat = self._public_flat  # seat s, plane p, tile t at s * _SEAT_SIZE + 34 * p + t
+        seen = self._visible_flat
         if done and history[done - 1][2] != self._last_claimed:  # the last discard was claimed
             seat, tile = history[done - 1][0], history[done - 1][1]
             at = seat * _SEAT_SIZE + tile
             flat[at + _AT_RIVER] -= 1
             flat[at + _AT_CLAIMED] += 1
-            visible[tile] -= 1  # it is in the claimer's meld tiles now
+            seen[tile] -= 1  # it is in the claimer's meld tiles now
         end = len(history)
         if done < end:
             discards = self._discards
@@ -477,7 +479,7 @@ class ObservationEncoder:
                     flat[at + _AT_CLAIMED] += 1
                 else:
                     flat[at + _AT_RIVER] += 1
-                    visible[tile] += 1
+                    seen[tile] += 1
                 n = discards[seat]
                 discards[seat] = n + 1
                 if n < RIVER_SLOTS:
