@@ -560,8 +560,9 @@ class ObservationEncoder:
     ) -> None:
         """One observation's table-specific part: sync (``_visible`` then holds every seat's
         meld tiles and river), the rotated public block, the sparse private entries (flat
-        ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat ``(index, count)`` pairs that the own
-        hand does not show but that are visible all the same (the seen bao, own hidden kongs)."""
+        ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat
+        ``(index, count)`` pairs that the own hand does not show but that are visible all the
+        same (the seen bao, own hidden kongs)."""
         self._sync(game)
         st = game.seats[seat]
         phase = game.phase

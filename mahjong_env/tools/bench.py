@@ -156,7 +156,7 @@ def _play_rlcard(env: Any, rng: random.Random, hands: int) -> int:
     return decisions
 
 
-def bench_rlcard(variant: str, hands: int, rounds: int = 3, seed: int = 0) -> dict[str, Any]:
+def bench_rlcard(variant: str, hands: int, rounds: int = 10, seed: int = 0) -> dict[str, Any]:
     """(r) The PettingZoo loop (as section a) and RLCard's mahjong env, ``hands`` hands each,
     in ``rounds`` alternating rounds; rates of both and their ratio (ours / RLCard's)."""
     try:
