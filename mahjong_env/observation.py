@@ -438,6 +438,8 @@ class ObservationEncoder:
         self._last_claimed = 0
         self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
         self._meld_scalars = [_NO_MELD_SCALARS] * 4  # per seat, from its melds: (concealed kongs, specials)
+        self._points_at = -1  # the payments made when `_points` was computed
+        self._points: list[tuple[float, float, float]] = []  # per seat: the points and silver scalars
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
         self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
@@ -457,6 +459,7 @@ class ObservationEncoder:
             self._last_claimed = 0
             self._meld_seen = [0, 0, 0, 0]
             self._meld_scalars = [_NO_MELD_SCALARS] * 4
+            self._points_at = -1
             self._discards = [0, 0, 0, 0]
             self._hand_key = game.seats
         history = game.history
@@ -623,8 +626,19 @@ class ObservationEncoder:
             s[_S_WINDOW + _WINDOW[window.kind]] = 1.0
         s[_S_DEALER + (game.dealer - seat) % 4] = 1.0
         hidden_kongs = 0
-        scores = game.scores
-        silver = game.silver
+        payments = len(game.ledger.payments)  # points and silver move only with a payment
+        if payments != self._points_at:
+            self._points_at = payments
+            self._points = [
+                # max(score, 0.0) / 64, max(-score, 0.0) / 64 (a zero score: 0.0 and -0.0), silver
+                (
+                    0.0 if score < 0.0 else score / 64.0,
+                    0.0 if score > 0.0 else -score / 64.0,
+                    0.0 if money < 0.0 else money / 3500.0,
+                )
+                for score, money in zip(game.scores, game.silver)
+            ]
+        points = self._points
         meld_scalars = self._meld_scalars
         # slots start at 0.0: flags and counts are written only when set (the same float32 bytes)
         for r, o, ready, xianggong, concealed, gain, loss, first, special, ckongs, money_at, kongs_at in _SEAT_SLOTS[
@@ -636,9 +650,7 @@ class ObservationEncoder:
             if other.xianggong:
                 s[xianggong] = True
             s[concealed] = sum(other.counts) / 14.0
-            score = scores[o]  # max(score, 0.0) / 64 and max(-score, 0.0) / 64 (a zero score: 0.0 and -0.0)
-            s[gain] = 0.0 if score < 0.0 else score / 64.0
-            s[loss] = 0.0 if score > 0.0 else -score / 64.0
+            s[gain], s[loss], s[money_at] = points[o]
             if other.first_turn:
                 s[first] = True
             concealed_kongs, specials = meld_scalars[o]  # kept by `_sync`
@@ -648,8 +660,6 @@ class ObservationEncoder:
                 s[ckongs] = concealed_kongs / 4.0
                 if r:
                     hidden_kongs += concealed_kongs
-            money = silver[o]
-            s[money_at] = 0.0 if money < 0.0 else money / 3500.0
             kongs = other.kongs_made
             if kongs:
                 s[kongs_at] = kongs / 4.0
