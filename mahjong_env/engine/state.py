@@ -216,7 +216,7 @@ class SeatState:
         """Kinds that complete the concealed hand in standard form or, closed, seven pairs
         (no variant condition applied): a superset of the winning tiles, cached until the
         hand changes. Rule sets use it to reject a discard win cheaply."""
-        return self._shape_waits(bytes(self.counts), self.counts)
+        return self._shape_waits(bytes(self.counts))
 
     def drawn_may_complete(self) -> bool:
         """False when the tile just drawn cannot complete the 3n+2 hand in any form: it is not
@@ -230,12 +230,13 @@ class SeatState:
         before = bytearray(self.counts)
         before[drawn] -= 1
         key = bytes(before)
-        return bool(self._shape_waits(key, list(key)) >> drawn & 1)
+        return bool(self._shape_waits(key) >> drawn & 1)
 
-    def _shape_waits(self, key: bytes, counts: list[int]) -> int:
-        """`shape_waits` of the concealed ``counts`` (``key`` is their bytes)."""
+    def _shape_waits(self, key: bytes) -> int:
+        """`shape_waits` of the concealed counts whose bytes are ``key`` (computed on a change only)."""
         if key != self._wait_key:
             self._wait_key = key
+            counts = list(key)
             mask = hand.waits(counts)
             if not self.melds:
                 mask |= hand.seven_pairs_waits(counts)
