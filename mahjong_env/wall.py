@@ -84,7 +84,10 @@ class Wall:
     @property
     def remaining(self) -> int:
         """Tiles that can still be drawn (the set-aside indicator not counted)."""
-        return self.tail - self.head - (1 if self._gap_inside() else 0)
+        gap, head, tail = self.gap, self.head, self.tail
+        if gap is not None and head <= gap < tail:  # `_gap_inside`, inlined: read every observation
+            return tail - head - 1
+        return tail - head
 
     def draw_head(self) -> int:
         if self.head == self.gap:

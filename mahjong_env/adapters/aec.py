@@ -163,6 +163,7 @@ class MahjongEnv(AECEnv):
         self.analysis_features = analysis_features
         """Append `mahjong_env.features.ANALYSIS_CHANNELS` to every observation (from the player's view)."""
         self._custom_silver: list[float] | None = None
+        self._shown_silver: tuple[list[float], Any] = ([], None)  # the silver and base that the infos show
 
     # ------------------------------------------------------------------ spaces
 
@@ -263,7 +264,9 @@ class MahjongEnv(AECEnv):
                 for a in AGENTS:
                     self.terminations[a] = True
         if self.rules.uses_silver:
-            self._refresh_infos()
+            shown_silver, shown_base = self._shown_silver
+            if game.silver != shown_silver or game.base != shown_base:  # silver moves only with a payment
+                self._refresh_infos()
         for a, reward in zip(AGENTS, rewards):  # AECEnv._accumulate_rewards: every agent is live here
             cumulative[a] += reward
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
@@ -277,10 +280,12 @@ class MahjongEnv(AECEnv):
         game = self.game
         if self.rules.uses_silver:  # X7: silver and base
             silver = list(game.silver)
+            base = game.base
             for a in AGENTS:
                 info = self.infos[a]
                 info["silver"] = silver
-                info["base"] = game.base
+                info["base"] = base
+            self._shown_silver = (silver, base)
 
     # ------------------------------------------------------------------ observations
 
