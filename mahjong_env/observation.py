@@ -649,7 +649,7 @@ class ObservationEncoder:
                 s[ready] = True
             if other.xianggong:
                 s[xianggong] = True
-            s[concealed] = sum(other.counts) / 14.0
+            s[concealed] = other.held / 14.0
             s[gain], s[loss], s[money_at] = points[o]
             if other.first_turn:
                 s[first] = True

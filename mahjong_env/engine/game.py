@@ -308,7 +308,7 @@ class Game:
             self._discard(seat, action % 34, ready=action >= A.READY)
         elif action < A.ADDED_KONG:
             tile = action - A.CONCEALED_KONG
-            st.counts[tile] -= 4
+            st.remove(tile, 4)
             self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
         elif action < A.SPECIAL_ADD:
             tile = action - A.ADDED_KONG
@@ -324,7 +324,7 @@ class Game:
 
     def _discard(self, seat: int, tile: int, ready: bool) -> None:
         st = self.seats[seat]
-        st.counts[tile] -= 1
+        st.remove(tile)
         st.river.append(tile)
         st.drawn = None
         st.first_turn = False
@@ -420,7 +420,7 @@ class Game:
                 self._special_add_stands(source, tile)
             return
         else:  # 抢叉: the addition is robbed by a pong, as if the tile were discarded (C6)
-            self.seats[source].counts[tile] -= 1
+            self.seats[source].remove(tile)
             self.history.append(Discard(source, tile, True, False))
             self.last_discard = (source, tile)
             follow.extend(self._take_discard(best.seat, best.action, tile, source))
@@ -429,22 +429,21 @@ class Game:
     def _take_discard(self, seat: int, action: int, tile: int, source: int) -> list[Task]:
         """Move the claimed tile into the claimer's meld; returns the tasks that follow."""
         st = self.seats[seat]
-        counts = st.counts
         if st.first_turn:
             st.first_turn_claimed = True
         if action != A.KONG:
             st.passed_fan = 0  # C14: a chow or pong ends the lock by fan
         if action == A.PONG:
-            counts[tile] -= 2
+            st.remove(tile, 2)
             st.add_meld(Meld("pong", [tile] * 3, tile, source))
             return [partial(self._task_turn, seat, Context.CLAIM)]
         if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
-            counts[tile] -= 3
+            st.remove(tile, 3)
             self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
             return []  # its replacement draw is queued, after the bao tasks of this window
         low, high = A.CHOW_OFFSETS[action]
-        counts[tile + low] -= 1
-        counts[tile + high] -= 1
+        st.remove(tile + low)
+        st.remove(tile + high)
         tiles = sorted((tile, tile + low, tile + high))
         st.add_meld(Meld("chow", tiles, tiles[0], source))
         return [partial(self._task_turn, seat, Context.CLAIM)]
@@ -472,7 +471,7 @@ class Game:
 
     def _added_kong_stands(self, seat: int, tile: int) -> None:
         st = self.seats[seat]
-        st.counts[tile] -= 1
+        st.remove(tile)
         for i, meld in enumerate(st.melds):
             if meld.kind == "pong" and meld.tile == tile:
                 st.remove_meld(i)
@@ -484,7 +483,7 @@ class Game:
         st = self.seats[seat]
         tiles = self.rules.declaration_tiles(self, seat, kind)
         for t in tiles:
-            st.counts[t] -= 1
+            st.remove(t)
             st.dealt[t] = max(0, st.dealt[t] - 1)  # C5: a dealt tile serves one declaration
         meld = Meld(kind, tiles, tiles[0], None)
         st.add_meld(meld)
@@ -498,7 +497,7 @@ class Game:
 
     def _special_add_stands(self, seat: int, tile: int) -> None:
         st = self.seats[seat]
-        st.counts[tile] -= 1
+        st.remove(tile)
         st.drawn = None
         st.grow_meld(self.rules.special_add_target(st, tile), tile)
         self._pay_kong(seat, "special_add", tile, None)
@@ -558,8 +557,7 @@ class Game:
         return self._decide(Phase.TURN, seat)
 
     def _receive(self, st: SeatState, tile: int) -> None:
-        st.counts[tile] += 1
-        st.drawn = tile
+        st.receive(tile)
         st.passed_wins = 0  # R8: 过手胡 lasts until the next draw of any kind
         st.passed_fan = 0
 

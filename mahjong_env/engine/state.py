@@ -169,7 +169,10 @@ class SeatState:
         "specials",
         "kongs_made",
         "meld_version",
-        "_wait_key",
+        "held",
+        "hand_version",
+        "_before_draw",
+        "_wait_version",
         "_wait_mask",
     )
 
@@ -194,29 +197,54 @@ class SeatState:
         self.specials: dict[str, Meld] = {}
         self.kongs_made = 0
         self.meld_version = 0  # bumped by every change of ``melds`` (encoders compare it)
-        self._wait_key = b""
+        self.held = len(tiles)  # sum(counts): the concealed tiles
+        self.hand_version = 0  # bumped by every change of ``counts`` (`remove`, `receive`) or ``melds``
+        self._before_draw = -2  # ``hand_version`` before the last `receive`
+        self._wait_version = -1  # the ``hand_version`` whose shape waits ``_wait_mask`` holds
         self._wait_mask = 0
+
+    def remove(self, tile: int, n: int = 1) -> None:
+        """Take ``n`` tiles of kind ``tile`` from the concealed hand (every change of ``counts``
+        goes through `remove` and `receive`: they keep ``held`` and ``hand_version``)."""
+        self.counts[tile] -= n
+        self.held -= n
+        self.hand_version += 1
+
+    def receive(self, tile: int) -> None:
+        """Draw ``tile`` into the concealed hand: it is the ``drawn`` tile now."""
+        version = self.hand_version
+        self._before_draw = version
+        self.counts[tile] += 1
+        self.held += 1
+        self.hand_version = version + 1
+        self.drawn = tile
 
     def add_meld(self, meld: Meld) -> None:
         """Expose ``meld`` (every change of ``melds`` goes through these methods)."""
         self.melds.append(meld)
         self.meld_version += 1
+        self.hand_version += 1  # the shape waits depend on the melds (seven pairs: none)
 
     def remove_meld(self, index: int) -> Meld:
         """Take back meld ``index`` (an added kong's pong, R7: the kong is added after)."""
         self.meld_version += 1
+        self.hand_version += 1
         return self.melds.pop(index)
 
     def grow_meld(self, meld: Meld, tile: int) -> None:
         """Add ``tile`` to one of this seat's melds (a C6 addition to a special group)."""
         meld.tiles.append(tile)
         self.meld_version += 1
+        self.hand_version += 1
 
     def shape_waits(self) -> int:
         """Kinds that complete the concealed hand in standard form or, closed, seven pairs
         (no variant condition applied): a superset of the winning tiles, cached until the
         hand changes. Rule sets use it to reject a discard win cheaply."""
-        return self._shape_waits(bytes(self.counts))
+        if self._wait_version != self.hand_version:
+            self._wait_mask = self._shape_waits(self.counts)
+            self._wait_version = self.hand_version
+        return self._wait_mask
 
     def drawn_may_complete(self) -> bool:
         """False when the tile just drawn cannot complete the 3n+2 hand in any form: it is not
@@ -227,18 +255,23 @@ class SeatState:
         drawn = self.drawn
         if drawn is None or not self.counts[drawn]:
             return True
-        before = bytearray(self.counts)
-        before[drawn] -= 1
-        key = bytes(before)
-        return bool(self._shape_waits(key) >> drawn & 1)
+        before = self._before_draw
+        if self.hand_version == before + 1 and before >= 0:  # the draw was the last change: the hand before it
+            if self._wait_version != before:
+                self._wait_mask = self._shape_waits(self._without(drawn))
+                self._wait_version = before
+            mask = self._wait_mask
+        else:
+            mask = self._shape_waits(self._without(drawn))
+        return bool(mask >> drawn & 1)
 
-    def _shape_waits(self, key: bytes) -> int:
-        """`shape_waits` of the concealed counts whose bytes are ``key`` (computed on a change only)."""
-        if key != self._wait_key:
-            self._wait_key = key
-            counts = list(key)
-            mask = hand.waits(counts)
-            if not self.melds:
-                mask |= hand.seven_pairs_waits(counts)
-            self._wait_mask = mask
-        return self._wait_mask
+    def _without(self, tile: int) -> list[int]:
+        counts = list(self.counts)
+        counts[tile] -= 1
+        return counts
+
+    def _shape_waits(self, counts: list[int]) -> int:
+        mask = hand.waits(counts)
+        if not self.melds:
+            mask |= hand.seven_pairs_waits(counts)
+        return mask

@@ -301,7 +301,7 @@ class ChangchunRules(RuleSet):
         melds = st.melds
         if not (making_chow or (melds and self.has_chow(melds))):
             return False
-        concealed = sum(st.counts) - removed + gained - 1
+        concealed = st.held - removed + gained - 1
         concealed += 4 * sum(1 for m in melds if m.kind == "concealed_kong")
         return concealed == 1
 

@@ -51,6 +51,8 @@ def check_tiles(game: Any) -> str | None:
     for st in game.seats:
         if min(st.counts) < 0 or max(st.counts) > 4:
             return f"concealed counts out of range: {st.counts}"
+        if st.held != sum(st.counts):
+            return f"SeatState.held is {st.held}, the counts hold {sum(st.counts)}: counts changed outside remove/receive"
         for t, n in enumerate(st.counts):
             if n:
                 found[t] += n
