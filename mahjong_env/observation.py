@@ -381,19 +381,18 @@ _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
 _SEAT_SLOTS = tuple(
-    tuple(
-        (r, (seat + r) % 4)
-        + tuple(at + r for at in (_S_READY, _S_XIANGGONG, _S_CONCEALED, _S_GAIN, _S_LOSS, _S_FIRST_TURN))
-        + (_S_SPECIAL + 4 * r,)
-        + tuple(at + r for at in (_S_CONCEALED_KONGS, _S_SILVER, _S_KONGS_MADE))
-        for r in range(4)
-    )
+    tuple(((seat + r) % 4, _S_READY + r, _S_XIANGGONG + r, _S_CONCEALED + r, _S_FIRST_TURN + r) for r in range(4))
     for seat in range(4)
-)  # per observer: (r, absolute seat, then the per-seat scalar slots of relative seat r)
+)  # per observer: the absolute seat of relative seat r, then its flag and count slots
+_MELD_SLOTS = tuple(
+    tuple((r, (seat + r) % 4, _S_SPECIAL + 4 * r, _S_CONCEALED_KONGS + r, _S_KONGS_MADE + r) for r in range(4))
+    for seat in range(4)
+)  # per observer: relative seat r, its absolute seat, its slots of the scalars kept from the melds
+_ROTATIONS = tuple(tuple((seat + r) % 4 for r in range(4)) for seat in range(4))  # per observer: seats by r
 
 
 _MELD_BLOCKS: dict[tuple[str, int, tuple[int, ...]], np.ndarray] = {}
-_NO_MELD_SCALARS: tuple[int, tuple[bool, ...] | None] = (0, None)  # a seat without concealed kongs or specials
+_NO_MELD_SCALARS: tuple[int, tuple[bool, ...] | None, int] = (0, None, 0)  # no concealed kongs, specials or kongs
 
 
 def _meld_block(key: tuple[str, int, tuple[int, ...]], is_kong: bool) -> np.ndarray:
@@ -437,9 +436,11 @@ class ObservationEncoder:
         self._hist_done = 0
         self._last_claimed = 0
         self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
-        self._meld_scalars = [_NO_MELD_SCALARS] * 4  # per seat, from its melds: (concealed kongs, specials)
+        self._table_melds_seen = 0  # the seats' shared `SeatState.table_melds` clock when they were compared
+        self._meld_scalars = [_NO_MELD_SCALARS] * 4  # per seat, from its melds: (concealed kongs, specials, kongs)
+        self._meld_scalars_set = False  # some seat's `_meld_scalars` are not `_NO_MELD_SCALARS`
         self._points_at = -1  # the payments made when `_points` was computed
-        self._points: list[tuple[float, float, float]] = []  # per seat: the points and silver scalars
+        self._points: list[tuple[list[float], list[float], list[float]]] = []  # per observer: gain, loss, silver by r
         self._discards = [0, 0, 0, 0]
         self._hand_key: Any = None
         self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
@@ -458,7 +459,9 @@ class ObservationEncoder:
             self._hist_done = 0
             self._last_claimed = 0
             self._meld_seen = [0, 0, 0, 0]
+            self._table_melds_seen = 0
             self._meld_scalars = [_NO_MELD_SCALARS] * 4
+            self._meld_scalars_set = False
             self._points_at = -1
             self._discards = [0, 0, 0, 0]
             self._hand_key = game.seats
@@ -489,8 +492,13 @@ class ObservationEncoder:
                     flat[at + _AT_DISCARD + NUM_KINDS * n] = 1.0
             self._hist_done = end
         self._last_claimed = history[-1][2] if history else 0
+        seats = game.seats
+        clock = seats[0].table_melds[0]
+        if clock == self._table_melds_seen:  # no seat's melds changed
+            return
+        self._table_melds_seen = clock
         meld_seen = self._meld_seen
-        for seat, st in enumerate(game.seats):
+        for seat, st in enumerate(seats):
             version = st.meld_version
             if version == meld_seen[seat]:
                 continue
@@ -511,10 +519,14 @@ class ObservationEncoder:
                 block += drawn if drawn is not None else _meld_block(key, meld.is_kong)
             visible += plane[_P_MELD]
             specials = st.specials
-            self._meld_scalars[seat] = (
+            scalars = (
                 concealed_kongs,
                 tuple(kind in specials for kind in _SPECIAL_ORDER) if specials else None,
+                st.kongs_made,  # bumped with the kong's meld, in the same step
             )
+            self._meld_scalars[seat] = scalars
+            if scalars != _NO_MELD_SCALARS:
+                self._meld_scalars_set = True
 
     def encode(self, game: Any, seat: int, out: np.ndarray) -> np.ndarray:
         """Write seat ``seat``'s observation into ``out`` (shape ``(NUM_CHANNELS, 34)``, or more
@@ -629,7 +641,7 @@ class ObservationEncoder:
         payments = len(game.ledger.payments)  # points and silver move only with a payment
         if payments != self._points_at:
             self._points_at = payments
-            self._points = [
+            by_seat = [
                 # max(score, 0.0) / 64, max(-score, 0.0) / 64 (a zero score: 0.0 and -0.0), silver
                 (
                     0.0 if score < 0.0 else score / 64.0,
@@ -638,31 +650,36 @@ class ObservationEncoder:
                 )
                 for score, money in zip(game.scores, game.silver)
             ]
-        points = self._points
-        meld_scalars = self._meld_scalars
+            self._points = [
+                ([by_seat[o][0] for o in order], [by_seat[o][1] for o in order], [by_seat[o][2] for o in order])
+                for order in _ROTATIONS
+            ]
+        gains, losses, monies = self._points[seat]
+        s[_S_GAIN : _S_GAIN + 4] = gains
+        s[_S_LOSS : _S_LOSS + 4] = losses
+        s[_S_SILVER : _S_SILVER + 4] = monies
         # slots start at 0.0: flags and counts are written only when set (the same float32 bytes)
-        for r, o, ready, xianggong, concealed, gain, loss, first, special, ckongs, money_at, kongs_at in _SEAT_SLOTS[
-            seat
-        ]:
+        for o, ready, xianggong, concealed, first in _SEAT_SLOTS[seat]:
             other = seats[o]
             if other.ready:
                 s[ready] = True
             if other.xianggong:
                 s[xianggong] = True
             s[concealed] = other.held / 14.0
-            s[gain], s[loss], s[money_at] = points[o]
             if other.first_turn:
                 s[first] = True
-            concealed_kongs, specials = meld_scalars[o]  # kept by `_sync`
-            if specials:
-                s[special : special + len(specials)] = specials
-            if concealed_kongs:
-                s[ckongs] = concealed_kongs / 4.0
-                if r:
-                    hidden_kongs += concealed_kongs
-            kongs = other.kongs_made
-            if kongs:
-                s[kongs_at] = kongs / 4.0
+        if self._meld_scalars_set:
+            meld_scalars = self._meld_scalars
+            for r, o, special, ckongs, kongs_at in _MELD_SLOTS[seat]:
+                concealed_kongs, specials, kongs = meld_scalars[o]  # kept by `_sync`
+                if specials:
+                    s[special : special + len(specials)] = specials
+                if concealed_kongs:
+                    s[ckongs] = concealed_kongs / 4.0
+                    if r:
+                        hidden_kongs += concealed_kongs
+                if kongs:
+                    s[kongs_at] = kongs / 4.0
         wall = game.wall
         s[_S_WALL] = wall.remaining / 100.0
         s[_S_HAND_INDEX] = game.hand_index / 16.0

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 __all__ = ["sees_decider", "concealed_kong_hidden"]
 
+_TURN, _OVER = Phase.TURN, Phase.OVER  # module constants: an enum member read costs ~90 ns on Python 3.11
+
 
 def sees_decider(game: Game, seat: int | None) -> bool:
     """R13: whether ``seat`` (None: the full table) sees the current decision as it is: the
@@ -22,7 +24,7 @@ def sees_decider(game: Game, seat: int | None) -> bool:
     window and who is to move. Only the decider does; every other seat sees an ordinary turn.
     Whose turn it is, and the end of the hand, are public."""
     phase = game.phase
-    return seat is None or phase == Phase.TURN or phase == Phase.OVER or game.actor == seat
+    return seat is None or phase == _TURN or phase == _OVER or game.actor == seat
 
 
 def concealed_kong_hidden(owner: int, viewer: int | None, visible: bool) -> bool:

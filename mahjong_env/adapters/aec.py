@@ -35,6 +35,7 @@ __all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "val
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _SEAT = {name: i for i, name in enumerate(AGENTS)}
 _RESET_KEYS = {"dealer", "hands", "wall", "dice", "silver"}
+_OVER = Phase.OVER  # a module constant: an enum member read costs ~90 ns on Python 3.11
 
 
 def validate_deal(hands: Any, wall: Any, dealer: int | None) -> tuple[list[list[int]], list[int], int]:
@@ -267,8 +268,9 @@ class MahjongEnv(AECEnv):
             shown_silver, shown_base = self._shown_silver
             if game.silver != shown_silver or game.base != shown_base:  # silver moves only with a payment
                 self._refresh_infos()
-        for a, reward in zip(AGENTS, rewards):  # AECEnv._accumulate_rewards: every agent is live here
-            cumulative[a] += reward
+        if any(rewards):  # AECEnv._accumulate_rewards (every agent is live here); adding 0.0 changes nothing
+            for a, reward in zip(AGENTS, rewards):
+                cumulative[a] += reward
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
         if self.render_mode == "human":
             self.render()
@@ -292,7 +294,7 @@ class MahjongEnv(AECEnv):
     def action_mask(self, agent: str) -> np.ndarray:
         mask = bytearray(A.NUM_ACTIONS)  # set item by item: faster than a fancy write
         game = self.game
-        if _SEAT[agent] == game.actor and game.phase != Phase.OVER:
+        if _SEAT[agent] == game.actor and game.phase != _OVER:
             for a in game.legal_actions():
                 mask[a] = 1
         return np.frombuffer(mask, np.int8)  # a writable array over this call's own bytearray
@@ -311,7 +313,7 @@ class MahjongEnv(AECEnv):
     def legal_actions(self, agent: str) -> list[str]:
         """Names of ``agent``'s legal actions (empty when it is not deciding)."""
         game = self.game
-        if game.phase == Phase.OVER or _SEAT[agent] != game.actor:
+        if game.phase == _OVER or _SEAT[agent] != game.actor:
             return []
         return [A.action_name(a) for a in game.legal_actions()]
 

@@ -56,6 +56,7 @@ from mahjong_env.wall import first_dealer, shuffled_deal
 __all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "variant_class", "seat_advantages"]
 
 _OBS_SHAPE = (NUM_CHANNELS, NUM_KINDS)
+_OVER = Phase.OVER  # a module constant: an enum member read costs ~90 ns on Python 3.11
 
 
 def episode_seed(seed: int, env_index: int, episode: int) -> int:
@@ -223,7 +224,7 @@ class VectorMahjong:
             else:
                 game.step(a)
             rewards.append(game.rewards)
-            if game.phase == Phase.OVER:
+            if game.phase == _OVER:
                 dones[i] = game.over
                 infos[i] = self._hand_over(i)
         self.rewards[:] = rewards

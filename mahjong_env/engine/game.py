@@ -43,8 +43,15 @@ from mahjong_env.wall import Dice, Wall, shuffled_deal
 __all__ = ["Game", "HandRecord"]
 
 _DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
-_ON_DISCARD = WindowKind.DISCARD  # module constants: an enum member read per window is not free
-_ON_ADDED_KONG = WindowKind.ADDED_KONG
+# Enum members as module constants: Python 3.11 reads ``Phase.TURN`` through the slot of
+# ``EnumType.__getattr__`` (about 90 ns a read, never specialised) and the engine reads a few
+# dozen per decision.
+_TURN, _CLAIM, _ROB, _BAO_VIEW, _DUIBAO, _FENZHANG, _OVER = (
+    Phase.TURN, Phase.CLAIM, Phase.ROB, Phase.BAO_VIEW, Phase.DUIBAO, Phase.FENZHANG, Phase.OVER
+)
+_DEAL, _DRAW, _REPLACEMENT, _BY_CLAIM = Context.DEAL, Context.DRAW, Context.REPLACEMENT, Context.CLAIM
+_ON_DISCARD, _ON_ADDED_KONG, _ON_SPECIAL_ADD = WindowKind.DISCARD, WindowKind.ADDED_KONG, WindowKind.SPECIAL_ADD
+_EXHAUSTED, _GO_FENZHANG = TurnStart.EXHAUSTED, TurnStart.FENZHANG
 
 Task = Callable[[], bool]
 """Pending engine work: returns True when it handed a decision to a player."""
@@ -77,9 +84,9 @@ class Game:
         self.seats: list[SeatState] = []
         self.wall = Wall([])
         self.dice = Dice(0, 0)
-        self.phase = Phase.OVER
+        self.phase = _OVER
         self.actor = 0
-        self.context = Context.DEAL
+        self.context = _DEAL
         self.window: Window | None = None
         self.tasks: deque[Task] = deque()
         self.history: list[Discard] = []
@@ -137,12 +144,13 @@ class Game:
 
     def start_hand(self, hands: list[list[int]], wall: list[int], dice: list[int] | None = None) -> None:
         """Deal the given tiles (dealer's hand has 14) and run to the first decision."""
-        self.seats = [SeatState(h) for h in hands]
+        table_melds = [0]  # one meld clock for the table (encoders skip the seats when it stands still)
+        self.seats = [SeatState(h, table_melds) for h in hands]
         self.wall = Wall(wall)
         self.dice = Dice(self.seed, self.hand_index, dice)
-        self.phase = Phase.TURN
+        self.phase = _TURN
         self.actor = self.dealer
-        self.context = Context.DEAL
+        self.context = _DEAL
         self.window = None
         self.tasks = deque()
         self.history = []
@@ -167,7 +175,7 @@ class Game:
         )
         self._legal = None
         self.seats[self.dealer].drawn = None
-        self._decide(Phase.TURN, self.dealer)
+        self._decide(_TURN, self.dealer)
 
     def next_hand_dealer(self) -> int:
         """R11: a drawn hand or a dealer win keeps the dealer, any other win passes the deal."""
@@ -194,16 +202,16 @@ class Game:
 
     def _compute_legal(self) -> list[int]:
         phase = self.phase
-        if phase == Phase.TURN:
+        if phase == _TURN:
             return self._turn_actions()
-        if phase in (Phase.CLAIM, Phase.ROB):
+        if phase in (_CLAIM, _ROB):
             assert self.window is not None
             return self.window.options
-        if phase == Phase.BAO_VIEW:
+        if phase == _BAO_VIEW:
             return [A.PASS, A.VIEW_BAO]
-        if phase == Phase.DUIBAO:
+        if phase == _DUIBAO:
             return [A.WIN, A.PASS]
-        if phase == Phase.FENZHANG:
+        if phase == _FENZHANG:
             if self.rules.forced_win(self, self.actor):
                 return [A.WIN]
             return [A.WIN, A.PASS]
@@ -215,8 +223,8 @@ class Game:
         counts = st.counts
         ctx = self.context
         acts: list[int] = []
-        drew = ctx == Context.DRAW or ctx == Context.REPLACEMENT
-        if (drew or (ctx == Context.DEAL and rules.config.allow_tianhu)) and rules.self_win(self, seat):
+        drew = ctx == _DRAW or ctx == _REPLACEMENT
+        if (drew or (ctx == _DEAL and rules.config.allow_tianhu)) and rules.self_win(self, seat):
             if rules.forced_win(self, seat):
                 return [A.WIN]
             acts.append(A.WIN)
@@ -231,7 +239,7 @@ class Game:
                 low = mask & -mask
                 acts.append(A.READY + low.bit_length() - 1)
                 mask ^= low
-        if ctx != Context.CLAIM and rules.wall_allows_kong(self):
+        if ctx != _BY_CLAIM and rules.wall_allows_kong(self):
             acts.extend(self._kong_actions(seat, st))
         acts.extend(rules.special_actions(self, seat))
         acts.sort()
@@ -268,19 +276,19 @@ class Game:
         self.log.append([seat, A.ACTION_NAMES[action]])  # legal, so a valid id
         self._legal = None
         phase = self.phase
-        if phase == Phase.TURN:
+        if phase == _TURN:
             self._turn_step(seat, action)
-        elif phase == Phase.CLAIM or phase == Phase.ROB:
+        elif phase == _CLAIM or phase == _ROB:
             self._window_step(seat, action)
-        elif phase == Phase.BAO_VIEW:
+        elif phase == _BAO_VIEW:
             if action == A.VIEW_BAO:
                 self._view_bao(seat)
-        elif phase == Phase.DUIBAO:
+        elif phase == _DUIBAO:
             if action == A.WIN:
                 self._win(seat, WinMethod.BAO_MATCH, self.bao, None)
             else:
                 self.seats[seat].duibao_passed = True
-        elif phase == Phase.FENZHANG:
+        elif phase == _FENZHANG:
             if action == A.WIN:
                 self._win(seat, self.rules.fenzhang_method(self, seat), self.seats[seat].drawn, None)
         self._run()
@@ -312,13 +320,13 @@ class Game:
             self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
         elif action < A.SPECIAL_ADD:
             tile = action - A.ADDED_KONG
-            self._open_window(WindowKind.ADDED_KONG, tile, seat)
+            self._open_window(_ON_ADDED_KONG, tile, seat)
         elif action < A.CHOW_LOW:
             tile = action - A.SPECIAL_ADD
             if st.first_turn:
                 self._special_add_stands(seat, tile)
             else:
-                self._open_window(WindowKind.SPECIAL_ADD, tile, seat)
+                self._open_window(_ON_SPECIAL_ADD, tile, seat)
         else:
             self._declare_special(seat, SPECIAL_KIND_OF_ACTION[action])
 
@@ -378,7 +386,7 @@ class Game:
             window.queue.pop(0)
             window.options = sorted(options + [A.PASS])
             window.win_offered = A.WIN in options
-            self._decide(Phase.CLAIM if window.kind is _ON_DISCARD else Phase.ROB, seat)
+            self._decide(_CLAIM if window.kind is _ON_DISCARD else _ROB, seat)
             return
         window.queue.clear()
         self.tasks.appendleft(self._task_close_window)
@@ -436,7 +444,7 @@ class Game:
         if action == A.PONG:
             st.remove(tile, 2)
             st.add_meld(Meld("pong", [tile] * 3, tile, source))
-            return [partial(self._task_turn, seat, Context.CLAIM)]
+            return [partial(self._task_turn, seat, _BY_CLAIM)]
         if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
             st.remove(tile, 3)
             self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
@@ -446,7 +454,7 @@ class Game:
         st.remove(tile + high)
         tiles = sorted((tile, tile + low, tile + high))
         st.add_meld(Meld("chow", tiles, tiles[0], source))
-        return [partial(self._task_turn, seat, Context.CLAIM)]
+        return [partial(self._task_turn, seat, _BY_CLAIM)]
 
     def _after_window(self, follow: list[Task]) -> None:
         """Bao roll and 换宝 (C8) when a window closes, the declarer's view, then play on."""
@@ -512,10 +520,10 @@ class Game:
 
     def _run(self) -> None:
         tasks = self.tasks
-        while tasks and self.phase != Phase.OVER:
+        while tasks and self.phase != _OVER:
             if tasks.popleft()():
                 return
-        if self.phase == Phase.OVER:
+        if self.phase == _OVER:
             tasks.clear()
 
     def _task_close_window(self) -> bool:
@@ -524,7 +532,7 @@ class Game:
 
     def _task_turn(self, seat: int, context: Context) -> bool:
         self.context = context
-        return self._decide(Phase.TURN, seat)
+        return self._decide(_TURN, seat)
 
     def _task_replacement(self, seat: int) -> bool:
         if self.bao_roll_due == seat:  # C14: the declarer's next turn began with a kong on a discard
@@ -532,17 +540,17 @@ class Game:
         st = self.seats[seat]
         tile = self.wall.draw_tail()
         self._receive(st, tile)
-        self.context = Context.REPLACEMENT
-        return self._decide(Phase.TURN, seat)
+        self.context = _REPLACEMENT
+        return self._decide(_TURN, seat)
 
     def _task_turn_start(self, seat: int) -> bool:
         verdict = self.rules.before_draw(self, seat)
-        if verdict == TurnStart.EXHAUSTED:
+        if verdict == _EXHAUSTED:
             self._drawn_hand()
             return True
         if self.bao_roll_due == seat:  # C14 bao_roll_at_next_turn: before the draw
             self._roll_due_bao()
-        if verdict == TurnStart.FENZHANG:
+        if verdict == _GO_FENZHANG:
             self.tasks.appendleft(partial(self._task_fenzhang, seat, self.rules.fenzhang_draws(self)))
             return False
         if self._task_view(seat):  # the bao view first (C8), the draw after it
@@ -553,8 +561,8 @@ class Game:
     def _task_draw(self, seat: int) -> bool:
         st = self.seats[seat]
         self._receive(st, self.wall.draw_head())
-        self.context = Context.DRAW
-        return self._decide(Phase.TURN, seat)
+        self.context = _DRAW
+        return self._decide(_TURN, seat)
 
     def _receive(self, st: SeatState, tile: int) -> None:
         st.receive(tile)
@@ -571,7 +579,7 @@ class Game:
         self._receive(st, self.wall.draw_head())
         self.tasks.appendleft(partial(self._task_fenzhang, (seat + 1) % 4, left - 1))
         if self.rules.fenzhang_win(self, seat):
-            return self._decide(Phase.FENZHANG, seat)
+            return self._decide(_FENZHANG, seat)
         return False
 
     # ------------------------------------------------------------------ bao (C8)
@@ -579,7 +587,7 @@ class Game:
     def _task_view(self, seat: int) -> bool:
         st = self.seats[seat]
         if self.bao is not None and st.ready and not st.bao_seen and not st.xianggong:
-            return self._decide(Phase.BAO_VIEW, seat)
+            return self._decide(_BAO_VIEW, seat)
         return False
 
     def _view_bao(self, seat: int) -> None:
@@ -589,7 +597,7 @@ class Game:
             self.tasks.appendleft(partial(self._task_duibao, seat))
 
     def _task_duibao(self, seat: int) -> bool:
-        return self._decide(Phase.DUIBAO, seat)
+        return self._decide(_DUIBAO, seat)
 
     def _task_bao_checks(self, declarer: int | None) -> bool:
         rules = self.rules
@@ -645,7 +653,7 @@ class Game:
         tile: int | None = None,
         settlement: Settlement | None = None,
     ) -> None:
-        self.phase = Phase.OVER
+        self.phase = _OVER
         self.window = None
         result = hand_result(self.ledger, outcome, self.dealer, winner, method, tile, settlement)
         self.result = result
@@ -658,7 +666,7 @@ class Game:
         """After a step: the result of the hand that ended in it, else None. Within a match
         that goes on, the next hand is dealt at once (`advance_hand`); at the end of the match
         (``over``) the table stays as the hand ended. The envs call this after every step."""
-        if self.phase != Phase.OVER:
+        if self.phase != _OVER:
             return None
         result = self.result
         if not self.over:

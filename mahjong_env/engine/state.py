@@ -169,6 +169,7 @@ class SeatState:
         "specials",
         "kongs_made",
         "meld_version",
+        "table_melds",
         "held",
         "hand_version",
         "_before_draw",
@@ -176,7 +177,7 @@ class SeatState:
         "_wait_mask",
     )
 
-    def __init__(self, tiles: list[int]) -> None:
+    def __init__(self, tiles: list[int], table_melds: list[int] | None = None) -> None:
         counts = [0] * 34
         for t in tiles:
             counts[t] += 1
@@ -197,6 +198,8 @@ class SeatState:
         self.specials: dict[str, Meld] = {}
         self.kongs_made = 0
         self.meld_version = 0  # bumped by every change of ``melds`` (encoders compare it)
+        # one clock shared by a table's four seats, bumped with any seat's ``meld_version``
+        self.table_melds = [0] if table_melds is None else table_melds
         self.held = len(tiles)  # sum(counts): the concealed tiles
         self.hand_version = 0  # bumped by every change of ``counts`` (`remove`, `receive`) or ``melds``
         self._before_draw = -2  # ``hand_version`` before the last `receive`
@@ -223,11 +226,13 @@ class SeatState:
         """Expose ``meld`` (every change of ``melds`` goes through these methods)."""
         self.melds.append(meld)
         self.meld_version += 1
+        self.table_melds[0] += 1
         self.hand_version += 1  # the shape waits depend on the melds (seven pairs: none)
 
     def remove_meld(self, index: int) -> Meld:
         """Take back meld ``index`` (an added kong's pong, R7: the kong is added after)."""
         self.meld_version += 1
+        self.table_melds[0] += 1
         self.hand_version += 1
         return self.melds.pop(index)
 
@@ -235,6 +240,7 @@ class SeatState:
         """Add ``tile`` to one of this seat's melds (a C6 addition to a special group)."""
         meld.tiles.append(tile)
         self.meld_version += 1
+        self.table_melds[0] += 1
         self.hand_version += 1
 
     def shape_waits(self) -> int:

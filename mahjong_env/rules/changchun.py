@@ -91,6 +91,9 @@ PROFILES: dict[str, dict[str, ConfigValue]] = {
 }
 _SELF_DRAWN = (WinMethod.SELF_DRAW, WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
 _BAO_WINS = (WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
+# read every turn: module constants (an enum member read costs ~90 ns on Python 3.11)
+_GO_DRAW, _GO_FENZHANG, _EXHAUSTED = TurnStart.DRAW, TurnStart.FENZHANG, TurnStart.EXHAUSTED
+_BY_CLAIM = Context.CLAIM
 
 
 @dataclasses.dataclass(frozen=True)
@@ -357,8 +360,8 @@ class ChangchunRules(RuleSet):
         wall = game.wall
         reserve = 14 + (wall.tail_draws & 1)
         if self.config.final_draws and wall.slots <= reserve + self.config.final_draws:
-            return TurnStart.FENZHANG  # C14 final_draws
-        return TurnStart.EXHAUSTED if wall.slots <= reserve else TurnStart.DRAW
+            return _GO_FENZHANG  # C14 final_draws
+        return _EXHAUSTED if wall.slots <= reserve else _GO_DRAW
 
     def fenzhang_draws(self, game: Game) -> int:
         return self.config.final_draws
@@ -430,7 +433,7 @@ class ChangchunRules(RuleSet):
                 if st.ready or self._single_left(st, len(tiles), len(tiles) - 3):
                     continue
                 acts.append(DECLARATION_ACTION[kind])
-        if not st.specials or game.context == Context.CLAIM:
+        if not st.specials or game.context == _BY_CLAIM:
             return acts
         if st.first_turn and seat == game.dealer:  # C6: 庄家第一手不允许补杠
             return acts

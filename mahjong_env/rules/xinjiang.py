@@ -33,6 +33,8 @@ MAX_SILVER_DIVISOR = 10**6
 FENZHANG_DRAWS = 4
 """X4: the last four tiles are 分张 draws (a replacement never takes one)."""
 
+_GO_DRAW, _GO_FENZHANG = TurnStart.DRAW, TurnStart.FENZHANG  # read every turn: an enum member read costs ~90 ns (3.11)
+
 
 @dataclasses.dataclass(frozen=True)
 class WinningHand:
@@ -243,7 +245,7 @@ class XinjiangRules(RuleSet):
         return list(game.kong_ledger)  # X8: every kong payment of the hand is returned
 
     def before_draw(self, game: Game, seat: int) -> TurnStart:
-        return TurnStart.FENZHANG if game.wall.remaining <= FENZHANG_DRAWS else TurnStart.DRAW
+        return _GO_FENZHANG if game.wall.remaining <= FENZHANG_DRAWS else _GO_DRAW
 
     def fenzhang_draws(self, game: Game) -> int:
         return FENZHANG_DRAWS
