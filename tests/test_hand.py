@@ -599,3 +599,33 @@ def test_drawn_may_complete_never_rejects_a_complete_hand() -> None:
     assert rejected > 5000
     st = SeatState(parse_tiles("123m456p789s1122z"))
     assert st.drawn_may_complete()  # no tile drawn (the dealer's dealt hand): not pre-judged
+
+
+def test_seat_state_caches_follow_every_change() -> None:
+    """`SeatState.remove`/`receive` keep ``held`` and the version-keyed shape-waits cache: after
+    any sequence of draws, discards and melds, `shape_waits` and `drawn_may_complete` answer as
+    a seat built fresh from the same tiles would (R8, R9)."""
+    from mahjong_env.engine.state import Meld, SeatState
+    from mahjong_env.hand import seven_pairs_waits, waits
+
+    rng = random.Random(5)
+    for _ in range(300):
+        wall = list(range(34)) * 4
+        rng.shuffle(wall)
+        st = SeatState(wall[:13])
+        wall = wall[13:]
+        for _ in range(20):
+            st.shape_waits()  # fill the cache of the 13-tile hand, as the claim checks do
+            st.receive(wall.pop())
+            before = list(st.counts)
+            before[st.drawn] -= 1
+            expected = waits(before) | (0 if st.melds else seven_pairs_waits(before))
+            assert st.drawn_may_complete() == bool(expected >> st.drawn & 1)
+            held = [t for t in range(34) if st.counts[t]]
+            if rng.random() < 0.1 and any(st.counts[t] >= 3 for t in held):
+                tile = next(t for t in held if st.counts[t] >= 3)
+                st.remove(tile, 3)
+                st.add_meld(Meld("pong", [tile] * 3, tile, 1))
+            st.remove(rng.choice([t for t in range(34) if st.counts[t]]))
+            assert st.held == sum(st.counts)
+            assert st.shape_waits() == waits(st.counts) | (0 if st.melds else seven_pairs_waits(st.counts))

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from mahjong_env import replay, xinjiang_v0
 from mahjong_env.actions import action_id
 from mahjong_env.engine.state import Phase
+from mahjong_env.hand import seven_pairs_waits, waits
 from mahjong_env.tiles import format_tiles, parse_tiles
 from mahjong_env.variants import all_variants
 
@@ -65,6 +66,10 @@ def play_checked(module, seed: int, policy_seed: int, num_hands: int = 1, **over
         game = raw.game
         if game.phase != Phase.OVER:
             assert tiles_accounted(game) == 136
+            for seat in game.seats:  # the engine's caches of the concealed hand (SeatState.remove/receive)
+                assert seat.held == sum(seat.counts)
+                expected = waits(seat.counts) | (0 if seat.melds else seven_pairs_waits(seat.counts))
+                assert seat.shape_waits() == expected
         if "result" in raw.infos[agent]:
             hands_done += 1
     assert hands_done >= num_hands
