@@ -380,15 +380,15 @@ _BYTE_AT_SCALARS = 4 * _AT_SCALARS
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
 _TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
+_ROTATIONS = tuple(tuple((seat + r) % 4 for r in range(4)) for seat in range(4))  # per observer: seats by r
 _SEAT_SLOTS = tuple(
-    tuple(((seat + r) % 4, _S_READY + r, _S_XIANGGONG + r, _S_CONCEALED + r, _S_FIRST_TURN + r) for r in range(4))
-    for seat in range(4)
+    tuple((o, _S_READY + r, _S_XIANGGONG + r, _S_CONCEALED + r, _S_FIRST_TURN + r) for r, o in enumerate(order))
+    for order in _ROTATIONS
 )  # per observer: the absolute seat of relative seat r, then its flag and count slots
 _MELD_SLOTS = tuple(
-    tuple((r, (seat + r) % 4, _S_SPECIAL + 4 * r, _S_CONCEALED_KONGS + r, _S_KONGS_MADE + r) for r in range(4))
-    for seat in range(4)
+    tuple((r, o, _S_SPECIAL + 4 * r, _S_CONCEALED_KONGS + r, _S_KONGS_MADE + r) for r, o in enumerate(order))
+    for order in _ROTATIONS
 )  # per observer: relative seat r, its absolute seat, its slots of the scalars kept from the melds
-_ROTATIONS = tuple(tuple((seat + r) % 4 for r in range(4)) for seat in range(4))  # per observer: seats by r
 
 
 _MELD_BLOCKS: dict[tuple[str, int, tuple[int, ...]], np.ndarray] = {}
