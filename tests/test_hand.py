@@ -604,7 +604,7 @@ def test_drawn_may_complete_never_rejects_a_complete_hand() -> None:
 def test_seat_state_caches_follow_every_change() -> None:
     """`SeatState.remove`/`receive` keep ``held`` and the version-keyed shape-waits cache: after
     any sequence of draws, discards and melds, `shape_waits` and `drawn_may_complete` answer as
-    a seat built fresh from the same tiles would (R8, R9)."""
+    the hand library computes them from the counts as they are (R8, R9)."""
     from mahjong_env.engine.state import Meld, SeatState
     from mahjong_env.hand import seven_pairs_waits, waits
 
