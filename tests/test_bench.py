@@ -5,7 +5,10 @@ Nothing here times anything: speeds are reported by the command, never asserted.
 
 from __future__ import annotations
 
+import json
+import math
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +46,42 @@ def test_rlcard_section_runs_both_loops():
     assert row["hands"] == 2 and row["rlcard"]["hands"] == 2
     assert row["decisions"] > 0 and row["rlcard"]["decisions"] > 0
     assert row["ratio"] == pytest.approx(row["decisions_per_s"] / row["rlcard"]["decisions_per_s"])
+
+
+def test_paired_ratio_is_the_geometric_mean_with_a_t_interval():
+    from mahjong_env.tools.bench_compare import paired_ratio
+
+    out = paired_ratio([2.0, 8.0], [1.0, 2.0])  # per-round ratios 2 and 4
+    assert out["ratio"] == pytest.approx(8**0.5) and out["rounds"] == 2
+    half = 12.706 * (math.log(4) - math.log(2)) / math.sqrt(2) / math.sqrt(2)  # t(1) * sd / sqrt(n)
+    assert out["low"] == pytest.approx(8**0.5 * math.exp(-half))
+    assert out["high"] == pytest.approx(8**0.5 * math.exp(half))
+    assert paired_ratio([3.0], [2.0]) == {"ratio": pytest.approx(1.5), "low": None, "high": None, "rounds": 1}
+    with pytest.raises(ValueError, match="same positive length"):
+        paired_ratio([1.0], [1.0, 2.0])
+
+
+def test_against_refuses_a_folder_that_is_not_a_checkout(tmp_path, capsys):
+    assert bench.main(["--against", str(tmp_path), "--sections", "b"]) == 2
+    assert f"--against '{tmp_path}' is not a checkout of this project" in capsys.readouterr().err
+    (tmp_path / "mahjong_env").mkdir()
+    (tmp_path / "mahjong_env" / "bench.py").write_text("")  # a bench, but no package to import
+    assert bench.main(["--against", str(tmp_path), "--sections", "b"]) == 2
+    assert f"a process in {tmp_path} imports mahjong_env from" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--against", str(tmp_path), "--profile"])
+    assert "--profile does not go with --against" in capsys.readouterr().err
+
+
+def test_against_pairs_the_rounds_of_both_checkouts(tmp_path, capsys):
+    root = Path(bench.__file__).resolve().parents[2]  # this checkout against itself
+    out = tmp_path / "compare.json"
+    argv = ["--against", str(root), "--rounds", "2", "--variant", "xinjiang", "--sections", "b", "--hands", "2"]
+    assert bench.main([*argv, "--warmup-hands", "0", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert len(result["reports"]["this"]) == len(result["reports"]["other"]) == 2
+    (row,) = result["rows"]
+    assert row["section"] == "b. raw engine, no observations" and row["rounds"] == 2
+    rates = [r["variants"]["xinjiang"][row["section"]]["cpu_decisions_per_s"] for r in result["reports"]["this"]]
+    assert row["this"] == rates and row["low"] <= row["ratio"] <= row["high"]
+    assert "b. raw engine, no observations" in capsys.readouterr().out

@@ -21,6 +21,11 @@ The random legal action of sections a, b and r is drawn with Python's ``random.R
 both envs in section r): numpy's ``Generator.integers`` costs several microseconds a call,
 which would be counted as env time.
 
+``--against CHECKOUT`` runs these sections in this checkout and in another one (a git worktree
+of an older commit, say) in alternating fresh processes, ``--rounds`` times, and reports the
+paired ratio of each row with a 95% interval (`mahjong_env.tools.bench_compare`): the measure
+of a change that carries over from one machine to another, where absolute rates do not.
+
 Rates are wall-clock; "cpu" columns divide by this process's CPU time instead, which is less
 disturbed by other jobs on a shared machine. Each variant is warmed up first (the hand
 analysis tables fill lazily). This is a command, not a test: nothing here asserts a speed.
@@ -46,6 +51,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from mahjong_env.tools import bench_compare
 from mahjong_env.tools.cli import bounded
 from mahjong_env.variants import get_variant, variant_names
 
@@ -436,7 +442,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile breakdown of VectorMahjong N=64")
     parser.add_argument("--json", dest="json_path", default=None, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="run this bench and the one of another checkout (e.g. a git worktree of an older commit) in "
+        "alternating fresh processes, and report the paired ratios with 95%% CIs",
+    )
+    parser.add_argument(
+        "--rounds", type=bounded(int, 1), default=5, help="rounds of --against (one run of each checkout per round)"
+    )
     args = parser.parse_args(argv)
+    if args.against is not None:
+        if args.profile:
+            parser.error("--profile does not go with --against")
+        return _main_against(args)
     variants = VARIANTS if args.variant == "both" else (args.variant,)
     sizes = args.sizes
     info = machine_info()
@@ -469,6 +490,33 @@ def main(argv: list[str] | None = None) -> int:
         _print_profile(variant, prof)
     if args.json_path:
         Path(args.json_path).write_text(json.dumps(report, indent=2))
+        print(f"wrote {args.json_path}")
+    return 0
+
+
+def _main_against(args: argparse.Namespace) -> int:
+    """``--against``: the same bench arguments in both checkouts (`bench_compare`)."""
+    argv = [
+        "--variant", args.variant,
+        "--hands", str(args.hands),
+        "--seconds", str(args.seconds),
+        "--sizes", ",".join(map(str, args.sizes)),
+        "--envs-per-worker", str(args.envs_per_worker),
+        "--warmup-hands", str(args.warmup_hands),
+        "--sections", args.sections,
+    ]  # fmt: skip
+    if args.workers:
+        argv += ["--workers", str(args.workers)]
+    this = Path(__file__).resolve().parents[2]
+    try:
+        result = bench_compare.compare(this, args.against, argv, args.rounds)
+    except (ValueError, RuntimeError) as err:
+        print(f"mahjong-bench: error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, ValueError) else 1
+    result["machine"] = machine_info()
+    bench_compare.print_comparison(result)
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps(result, indent=2))
         print(f"wrote {args.json_path}")
     return 0
 
