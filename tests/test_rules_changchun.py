@@ -569,6 +569,23 @@ def test_c7_ready_hand_is_locked_and_keeps_a_same_wait_kong():
     assert view(env, 1)["drawn"] == "8s" and legal(env) == {"discard 8s"}
 
 
+def test_c7_c9_ready_player_with_a_chow_keeps_a_concealed_kong_of_the_same_waits():
+    # C7: a ready player's concealed kong keeping the winning tiles is legal; C9.4: its tiles
+    # count as concealed, so chow + concealed kong + 5s is no 手把一 and still waits on 5s
+    env = cc(["2369m369p348s1234z", "567z1m1p1s888p5s34m9s", None, None], wall="9m9m9m8p", tail="2p")
+    act(env, "player_0: discard 2m")
+    act(env, "player_1: chow_low")
+    act(env, "player_1: special_dragons")
+    act(env, "player_1: special_ones")
+    act(env, "player_1: ready 9s")  # 888p5s: waits on 5s
+    run_until(env, 1)
+    assert view(env, 1)["drawn"] == "8p"
+    assert legal(env) == {"discard 8p", "concealed_kong 8p"}
+    act(env, "player_1: concealed_kong 8p")
+    assert view(env, 1)["drawn"] == "2p" and legal(env) == {"discard 2p"}
+    assert env.game.seats[1].ready_waits == 1 << tile_index("5s")
+
+
 def test_c7_ready_player_offered_kong_not_pong_on_a_discard():
     env = _ready_player_1("222m345p678s11z44z", wall="9p7m8p2m")
     tsumogiri(env, 2)

@@ -382,8 +382,10 @@ class ChangchunRules(RuleSet):
         exactly the same winning tiles."""
         counts = list(st.counts)
         counts[tile] -= count
-        # C7/C9: judge the hand after the kong, its tiles among the melds (三色全, 幺九, 一叉, 空听)
-        kong = Meld("kong", [tile] * (4 if count >= 3 else 1), tile, None)
+        # C7/C9: judge the hand after the kong, its tiles among the melds (三色全, 幺九, 一叉, 空听);
+        # a concealed kong's tiles count as concealed for 手把一 (C9.4, C3)
+        kind = "concealed_kong" if count == 4 else "kong"
+        kong = Meld(kind, [tile] * (4 if count >= 3 else 1), tile, None)
         return self._waits(st.melds + [kong], counts) == st.ready_waits
 
     def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
