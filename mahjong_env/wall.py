@@ -96,6 +96,14 @@ class Wall:
         self.head += 1
         return tile
 
+    def slots_after_tail_draw(self) -> int:
+        """``slots`` after one more `draw_tail`: one less, or two when that draw skips the
+        indicator's slot at the tail end (C13 judges a kong by the n after its replacement)."""
+        tail = self.tail - 1
+        if tail == self.gap:
+            tail -= 1
+        return tail - self.head
+
     def draw_tail(self) -> int:
         self.tail -= 1
         if self.tail == self.gap:

@@ -66,6 +66,8 @@ def play_checked(module, seed: int, policy_seed: int, num_hands: int = 1, **over
         game = raw.game
         if game.phase != Phase.OVER:
             assert tiles_accounted(game) == 136
+            if module is VARIANTS["changchun"]:  # C13: no draw breaks into the seven stacks (the slot counted)
+                assert game.wall.slots >= 14 + (game.wall.tail_draws & 1)
             for seat in game.seats:  # the engine's caches of the concealed hand (SeatState.remove/receive)
                 assert seat.held == sum(seat.counts)
                 expected = waits(seat.counts) | (0 if seat.melds else seven_pairs_waits(seat.counts))

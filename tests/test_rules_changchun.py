@@ -1345,6 +1345,32 @@ def test_c13_bao_slot_counts_in_the_reserve():
     assert env.game.wall.slots == 14 and view(env, 0)["wall_remaining"] == 13
 
 
+def test_c13_a_replacement_that_skips_the_indicator_slot_counts_two_slots():
+    # C13/R4: n counts the set-aside indicator's slot; a replacement draw that skips that slot
+    # at the tail end leaves n two smaller, so the kong is judged by that new n: with the
+    # indicator the lone tile at the tail (k = 1) and n = 15, the replacement would leave 13
+    hands = ["1m4m7m1p2p8p3s6s5z6z7z3z2z9m", C8_WAIT_1Z_4Z, "147m258p9999s256z", "369m666p147s2345z"]
+    wall = full_wall(hands, "9p")
+    wall.remove(tile_index("6p"))
+    wall.insert(66, tile_index("6p"))  # player_3 draws its fourth 6p with n = 15
+    env = cc(hands, wall=format_tiles(wall), bao_dice=1, dice=[1])
+    act(env, "player_0: discard 9m")
+    act(env, "player_1: ready 9p")
+    act(env, "player_1: pass")  # the view of the bao
+    act(env, "player_2: concealed_kong 9s")  # k = 1: the indicator is now the lone tile at the tail
+    game = env.game
+    assert game.wall.gap == game.wall.tail - 1
+    for _ in range(400):
+        if env.agent_selection == "player_3" and phase(env) == "turn" and view(env, 3)["drawn"] == "6p":
+            break
+        step_on(env)
+    assert game.wall.slots == 15 and game.wall.tail_draws == 1 and view(env, 3)["wall_remaining"] == 14
+    assert "concealed_kong 6p" not in legal(env)
+    tsumogiri(env, 3)
+    res = play_to_end(env)
+    assert res["outcome"] == "draw" and game.wall.slots == 15  # due to draw with n <= 14 + 1
+
+
 # --------------------------------------------------------------------------------------- C14
 # The MIL 2024 fields, each off by default (the seed) and on in profile="mil2024"
 

@@ -352,7 +352,7 @@ class ChangchunRules(RuleSet):
 
     def wall_allows_kong(self, game: Game) -> bool:
         wall = game.wall
-        n, k = wall.slots - 1, wall.tail_draws + 1
+        n, k = wall.slots_after_tail_draw(), wall.tail_draws + 1
         # C13: the replacement never breaks into the seven stacks (C14: nor the final draws)
         return n >= 14 + self.config.final_draws + (k & 1)
 
