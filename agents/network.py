@@ -265,8 +265,12 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "state_dict" not in payload:
         raise ValueError(f"{str(path)!r} is not a mahjong policy checkpoint (format {CHECKPOINT_FORMAT})")
     arch = _checked_arch(path, payload.get("arch"))
+    for key, kinds, what in (("metadata", dict, "a dict"), ("variant", str, "a variant name")):
+        if payload.get(key) is not None and not isinstance(payload[key], kinds):
+            raise ValueError(f"checkpoint {str(path)!r}: {key} must be {what}, got {payload[key]!r:.80}")
     expected = [NUM_CHANNELS + arch["extra_planes"], NUM_KINDS]
-    if list(payload.get("obs_shape", [])) != expected or payload.get("num_actions") != NUM_ACTIONS:
+    shape = payload.get("obs_shape")
+    if not isinstance(shape, (list, tuple)) or list(shape) != expected or payload.get("num_actions") != NUM_ACTIONS:
         raise ValueError(
             f"checkpoint {str(path)!r} was trained for observations {payload.get('obs_shape')} and "
             f"{payload.get('num_actions')} actions; this environment has {expected} and {NUM_ACTIONS}"

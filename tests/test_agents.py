@@ -6,6 +6,7 @@ hands (no pair, no two tiles within a chow's reach), so they never claim or win.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -270,6 +271,23 @@ def test_torch_agent_auto_device_and_bad_files(tmp_path):
     torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="not a mahjong policy checkpoint"):
         TorchAgent.from_checkpoint(tmp_path / "other.pt")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("metadata", [1, 2], "metadata must be a dict, got [1, 2]"),
+        ("variant", 7, "variant must be a variant name, got 7"),
+        ("obs_shape", 5, "was trained for observations 5"),
+        ("obs_shape", "ab", "was trained for observations ab"),
+    ],
+)
+def test_a_tampered_checkpoint_field_is_a_value_error(tmp_path, key, value, message):
+    payload = torch.load(tiny_checkpoint(tmp_path / "tiny.pt"), weights_only=True)
+    payload[key] = value
+    torch.save(payload, tmp_path / "tampered.pt")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        TorchAgent.from_checkpoint(tmp_path / "tampered.pt", device="cpu")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
