@@ -233,7 +233,9 @@ def test_heuristic_needs_the_view():
 
 def collect_observations(variant: str, n: int) -> list[tuple[dict, dict]]:
     out = []
-    play_hands(VARIANTS[variant], [RandomAgent(s) for s in range(4)], [11, 12], lambda e, name, o, i, a: out.append((o, i)))
+    play_hands(
+        VARIANTS[variant], [RandomAgent(s) for s in range(4)], [11, 12], lambda e, name, o, i, a: out.append((o, i))
+    )
     return out[:n]
 
 
