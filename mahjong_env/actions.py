@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from mahjong_env.tiles import TILE_NAMES, tile_index
 
 __all__ = [
@@ -101,22 +103,30 @@ _PLAIN_ACTIONS = (
     "special_nines",
 )
 
-ACTION_NAMES: tuple[str, ...] = tuple(
-    f"{verb} {tile}" for verb, _ in _TILE_ACTIONS for tile in TILE_NAMES
-) + _PLAIN_ACTIONS
+ACTION_NAMES: tuple[str, ...] = (
+    tuple(f"{verb} {tile}" for verb, _ in _TILE_ACTIONS for tile in TILE_NAMES) + _PLAIN_ACTIONS
+)
 _IDS = {name: i for i, name in enumerate(ACTION_NAMES)}
 _VERB_BASE = dict(_TILE_ACTIONS)
 
 
 def action_name(action: int) -> str:
-    """Name of action id ``action`` (``"discard 5m"``, ``"pong"``)."""
-    if not 0 <= int(action) < NUM_ACTIONS:
+    """Name of action id ``action`` (``"discard 5m"``, ``"pong"``): a Python or numpy integer in
+    0..181; anything else (a bool, a float, a string) raises ValueError naming it."""
+    if action.__class__ is int and 0 <= action < NUM_ACTIONS:  # the common case, checked first
+        return ACTION_NAMES[action]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ValueError(f"an action id must be an int, got {action!r} ({type(action).__name__})")
+    if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action id {action!r} is out of range: ids are 0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[int(action)]
 
 
 def action_id(name: str) -> int:
-    """Id of an action name; tile actions accept any single-tile notation (``"ready 7z"``)."""
+    """Id of an action name; tile actions accept any single-tile notation (``"ready 7z"``).
+    Anything but a string raises ValueError naming it."""
+    if not isinstance(name, str):
+        raise ValueError(f"an action name must be a string like 'discard 5m' or 'pong', got {name!r}")
     key = " ".join(name.split())
     found = _IDS.get(key)
     if found is not None:

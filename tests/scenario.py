@@ -311,8 +311,8 @@ def act(env: Any, action: str) -> dict[str, float]:
     for a in AGENTS:
         track.totals[a] += rewards[a]
     track.log.append((actor, name, rewards))
-    info_result = env.infos[actor].get("result") or env.infos[AGENTS[0]].get("result")
-    if info_result is not None and not any(info_result is r for r in track.results):
+    info_result = env.infos[actor].get("result")  # the actor's info: cleared by its step, so set by it
+    if info_result is not None:
         track.results.append(info_result)
     return rewards
 

@@ -14,6 +14,7 @@ import json
 import math
 import pickle
 import random
+import re
 import subprocess
 import sys
 from typing import Any
@@ -300,10 +301,89 @@ def test_gym_opponent_names_are_checked_at_construction() -> None:
     assert env.unwrapped.action_masks().any()
 
 
+class _MisbehavesWhenTold:
+    """An opponent that plays its first legal action until `misbehave` is called, then returns
+    the value it was given (``"illegal"``: its first masked-out id)."""
+
+    def __init__(self) -> None:
+        self.bad: tuple[Any, ...] = ()
+
+    def misbehave(self, bad: Any) -> None:
+        self.bad = (bad,)
+
+    def __call__(self, observation: dict[str, np.ndarray]) -> Any:
+        mask = observation["action_mask"]
+        if not self.bad:
+            return int(np.flatnonzero(mask)[0])
+        (bad,) = self.bad
+        return int(np.flatnonzero(mask == 0)[0]) if isinstance(bad, str) and bad == "illegal" else bad
+
+
+@pytest.mark.parametrize("illegal_action", ["penalize", "raise"])
+@pytest.mark.parametrize("bad", [5.0, np.float64(3.0), "3", True, None, [1], 10**6, -1, "illegal"])
+def test_gym_opponent_returning_a_bad_action_forfeits_and_is_named(bad: Any, illegal_action: str) -> None:
+    """The learner's step returns normally: the opponent pays 1 to each other seat (the AEC
+    env's illegal outcome), its seat is named, the record replays, and the env plays on."""
+    opponent = _MisbehavesWhenTold()
+    env = gym.make("mahjong_env/Changchun-v0", opponents=opponent, seat=0, illegal_action=illegal_action).unwrapped
+    _, info = env.reset(seed=1)
+    assert "forfeit" not in info
+    opponent.misbehave(bad)
+    _, reward, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert terminated and not truncated and reward == 1.0
+    seat = info["forfeit"]["seat"]
+    assert seat != 0 and f"player_{seat}" in info["forfeit"]["message"]
+    assert info["result"]["outcome"] == "illegal" and info["result"]["deltas"][seat] == -3.0
+    record = json.loads(json.dumps(env.aec.record()))
+    assert record["hands"][0]["actions"][-1][0] == seat
+    assert replay(record) == [info["result"]]
+    opponent.bad = ()
+    _, info = env.reset(seed=1)
+    assert "forfeit" not in info
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert "forfeit" not in info and info["result"]["outcome"] != "illegal"
+
+
+def test_gym_opponent_that_always_misbehaves_never_reaches_the_reset() -> None:
+    """An opponent that forfeits before the learner's first decision ends that episode: it is
+    dealt again (reset still returns a decision of the learner, no forfeit named)."""
+    env = gym.make("mahjong_env/Changchun-v0", opponents=lambda observation: 5.0, seat=0).unwrapped
+    _, info = env.reset(seed=1)
+    assert info["redeals"] >= 1 and "forfeit" not in info and env.aec.agent_selection == "player_0"
+    _, reward, terminated, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert terminated and reward == 1.0 and info["forfeit"]["seat"] == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"dealer": 7}, {"dealer": 1.0}, {"hands": ["1m"] * 4, "wall": ""}, {"dice": [99]}, {"hands": ["1m"] * 4}, [1]],
+)
+def test_gym_rejected_reset_changes_nothing(options: Any) -> None:
+    """Same learner seat, opponents, RNG state and table: the env goes on exactly as a twin
+    that never saw the bad reset."""
+    env, twin = (gym.make("mahjong_env/Changchun-v0", opponents="random", seat="random").unwrapped for _ in range(2))
+    env.reset(seed=0)
+    twin.reset(seed=0)
+    learner, opponents, rng = env.learner, dict(env.opponents), env.np_random.bit_generator.state
+    before = snapshot(env.aec)
+    with pytest.raises(ValueError, match="options"):
+        env.reset(options=options)
+    assert (env.learner, env.opponents, env.np_random.bit_generator.state) == (learner, opponents, rng)
+    assert snapshot(env.aec) == before
+    for _ in range(2):  # a step, then a fresh episode from the same RNG
+        action = int(np.flatnonzero(env.action_masks())[0])
+        got, want = env.step(action), twin.step(action)
+        assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+        assert env.reset()[0].tobytes() == twin.reset()[0].tobytes() and env.learner == twin.learner
+
+
 def test_env_package_does_not_import_agents() -> None:
     code = (
         "import sys, gymnasium as gym, numpy as np\n"
-        "import mahjong_env, mahjong_env.adapters.gym_env, mahjong_env.tools.play, mahjong_env.tools.cli, mahjong_env.tools.records\n"
+        "import mahjong_env, mahjong_env.adapters.gym_env, mahjong_env.tools.play\n"
+        "import mahjong_env.tools.cli, mahjong_env.tools.records\n"
         "env = gym.make('mahjong_env/Changchun-v0', opponents=lambda o: int(np.flatnonzero(o['action_mask'])[0]))\n"
         "env.reset(seed=1); env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))\n"
         "assert 'agents' not in sys.modules, sorted(m for m in sys.modules if m.startswith('agents'))\n"
@@ -510,3 +590,91 @@ def test_decision_info_is_what_tournament_agents_get() -> None:
     env.reset(seed=3)
     for agent in env.possible_agents:
         assert decision_info(env, agent) == agents.agent_info(env, agent)
+
+
+# ---------------------------------------------------------------------- infos, render_seat, action helpers
+
+
+def _played_to_the_end(raw: Any, seed: int) -> Any:
+    raw.reset(seed=seed)
+    while not all(raw.terminations.values()):
+        raw.step(int(np.flatnonzero(raw.observe(raw.agent_selection)["action_mask"])[-1]))
+    return raw
+
+
+@pytest.mark.parametrize("variant", sorted(MODULES))
+def test_each_agent_gets_its_own_result_and_silver(variant: str) -> None:
+    """Editing one agent's info (a reward-shaping wrapper normalising in place) changes no
+    other agent's info, nor the record, and the env's own record still replays."""
+    raw = _played_to_the_end(MODULES[variant].raw_env(num_hands=2), seed=11)  # payments in both
+    record = json.dumps(raw.record(), sort_keys=True)
+    infos = [raw.infos[a] for a in raw.possible_agents]
+    others = copy.deepcopy(infos[1:])
+    assert all(info["result"] == infos[0]["result"] for info in infos)
+    mine = infos[0]
+    assert mine["result"]["payments"]
+    mine["result"]["deltas"][0] = 999.0
+    mine["result"]["fans"].append(["forged", 9])
+    mine["result"]["payments"].append({"from": 0, "to": 1, "points": 9.0, "reason": "forged"})
+    for payment in mine["result"]["payments"]:
+        payment["points"] = -1.0
+    if "silver" in mine:
+        mine["silver"][0] = -5.0
+    assert infos[1:] == others
+    assert json.dumps(raw.record(), sort_keys=True) == record
+    replay(raw.record())
+
+
+def test_gym_info_result_is_the_learners_own() -> None:
+    env = gym.make("mahjong_env/Xinjiang-v0", opponents="random", seat=0).unwrapped
+    env.reset(seed=11)
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(env.action_masks())[-1]))
+    record = json.dumps(env.aec.record(), sort_keys=True)
+    info["result"]["deltas"][1] = 999.0
+    info["silver"][1] = -5.0
+    assert json.dumps(env.aec.record(), sort_keys=True) == record
+    assert env.aec.infos["player_1"]["result"]["deltas"][1] != 999.0 and env.aec.infos["player_1"]["silver"][1] >= 0
+    replay(env.aec.record())
+
+
+def test_an_edited_record_does_not_change_the_env() -> None:
+    raw = _played_to_the_end(changchun_v0.raw_env(), seed=4)
+    record = raw.record()
+    original = json.dumps(record, sort_keys=True)
+    record["hands"][0]["result"]["deltas"][0] = 999.0
+    record["hands"][0]["hands"][0] = "1m"
+    assert json.dumps(raw.record(), sort_keys=True) == original
+    assert raw.infos["player_0"]["result"]["deltas"][0] != 999.0
+
+
+@pytest.mark.parametrize("bad", [1.0, 2.0, True, False, np.bool_(True), np.float64(1.0), "1", 4, -1, [1]])
+def test_render_seat_must_be_a_seat_number(bad: Any) -> None:
+    with pytest.raises(ValueError, match=rf"render_seat .* got {re.escape(repr(bad))}"):
+        changchun_v0.env(render_mode="ansi", render_seat=bad)
+
+
+def test_render_seat_accepts_numpy_integers() -> None:
+    env = changchun_v0.env(render_mode="ansi", render_seat=np.int64(2))
+    assert type(env.unwrapped.render_seat) is int and env.unwrapped.render_seat == 2
+    env.reset(seed=1)
+    assert env.render() == env.unwrapped.render_view("player_2")
+
+
+@pytest.mark.parametrize("bad", [1.7, 2.0, True, False, np.bool_(True), np.float64(3.0), "3", None, [3], -1, 182])
+def test_action_name_refuses_anything_but_an_id(bad: Any) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(bad))):
+        A.action_name(bad)
+
+
+@pytest.mark.parametrize("good", [3, np.int64(3), np.int8(3), np.uint16(3)])
+def test_action_name_accepts_python_and_numpy_integers(good: Any) -> None:
+    assert A.action_name(good) == "discard 4m"
+    assert A.action_name(A.NUM_ACTIONS - 1) == "special_nines"
+
+
+@pytest.mark.parametrize("bad", [5, None, 3.0, b"pong", ["pong"], True])
+def test_action_id_refuses_anything_but_a_name(bad: Any) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(bad))):
+        A.action_id(bad)

@@ -7,8 +7,10 @@ binds a rule set to it.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -110,6 +112,22 @@ def validate_silver(silver: Any) -> list[float]:
     return out
 
 
+@dataclass(frozen=True)
+class _ResetOptions:
+    """Reset options that passed the checks (API.md "Reset options")."""
+
+    dealer: int | None
+    """The first dealer as given (None: not given)."""
+    deal: tuple[list[list[int]], list[int], int] | None
+    """The custom deal: the hands, the wall and the dealer they imply (`validate_deal`)."""
+    dice: list[int] | None
+    silver: list[float] | None
+
+    def without_deal(self) -> _ResetOptions:
+        """The same options without those that describe one deal (hands, wall, dice)."""
+        return replace(self, deal=None, dice=None)
+
+
 class MahjongEnv(AECEnv):
     """Four-player mahjong as a PettingZoo AEC environment; see the variant modules' docs."""
 
@@ -137,8 +155,11 @@ class MahjongEnv(AECEnv):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if isinstance(num_hands, bool) or not isinstance(num_hands, int) or num_hands < 1:
             raise ValueError(f"num_hands must be a positive int, got {num_hands!r}")
-        if render_seat is not None and render_seat not in (0, 1, 2, 3):
-            raise ValueError(f"render_seat must be None (full table) or a seat 0-3, got {render_seat!r}")
+        if render_seat is not None:
+            is_int = isinstance(render_seat, (int, np.integer)) and not isinstance(render_seat, (bool, np.bool_))
+            if not is_int or not 0 <= render_seat <= 3:
+                raise ValueError(f"render_seat must be None (full table) or a seat 0-3 (an int), got {render_seat!r}")
+            render_seat = int(render_seat)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.config = make_config(self.config_class, rule_overrides)
@@ -179,45 +200,57 @@ class MahjongEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new episode. Every option is checked before anything changes (API.md
         "Reset options"): a bad one raises ValueError and leaves the env as it was."""
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
-        options = dict(options or {})
-        unknown = sorted(set(options) - _RESET_KEYS)
-        if unknown:
-            warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {sorted(_RESET_KEYS)}", stacklevel=2)
+        checked = self._check_reset_options(options)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
         seed = _integer(seed, "seed")
         if seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        self._start_episode(seed, checked)
+
+    def _check_reset_options(self, options: dict[str, Any] | None) -> _ResetOptions:
+        """The reset options checked and parsed, nothing changed: a bad one raises ValueError,
+        an unknown key is ignored with a warning (the Gymnasium env checks them this way before
+        it draws its episode seed)."""
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+        options = dict(options or {})
+        unknown = sorted(set(options) - _RESET_KEYS)
+        if unknown:
+            warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {sorted(_RESET_KEYS)}", stacklevel=3)
         dealer = options.get("dealer")
         if dealer is not None:
             dealer = _integer(dealer, "options['dealer']")
             if dealer not in (0, 1, 2, 3):
                 raise ValueError(f"options['dealer'] must be a seat 0-3, got {dealer!r}")
-        custom = None
+        deal = None
         if ("hands" in options) != ("wall" in options):
             raise ValueError("options['hands'] and options['wall'] must be given together")
         if "hands" in options:
-            custom = validate_deal(options["hands"], options["wall"], dealer)
-            dealer = custom[2]
+            deal = validate_deal(options["hands"], options["wall"], dealer)
         dice = options.get("dice")
         if dice is not None:
             dice = validate_dice(dice, self.config_dice(), "options['dice']")
-        custom_silver = None if options.get("silver") is None else validate_silver(options["silver"])
-        silver = custom_silver or [self.rules.starting_silver] * 4
-        # everything is valid: only now does the env change
+        silver = None if options.get("silver") is None else validate_silver(options["silver"])
+        return _ResetOptions(dealer, deal, dice, silver)
+
+    def _start_episode(self, seed: int, options: _ResetOptions) -> None:
+        """`reset` with a checked seed and checked options: from here on the env changes."""
         self._action_space.seed(seed)
-        if dealer is None:
+        if options.deal is not None:
+            dealer = options.deal[2]
+        elif options.dealer is not None:
+            dealer = options.dealer
+        else:
             dealer = first_dealer(seed)
         game = self.game
-        game.start_match(seed, dealer, silver)
-        self._custom_silver = custom_silver
-        if custom is not None:
-            hands, wall = custom[0], custom[1]
+        game.start_match(seed, dealer, options.silver or [self.rules.starting_silver] * 4)
+        self._custom_silver = options.silver
+        if options.deal is not None:
+            hands, wall = options.deal[0], options.deal[1]
         else:
             hands, wall = shuffled_deal(seed, 0, dealer)
-        game.start_hand(hands, wall, dice)
+        game.start_hand(hands, wall, options.dice)
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
@@ -258,9 +291,9 @@ class MahjongEnv(AECEnv):
         rewards = game.rewards
         self.rewards = dict(zip(AGENTS, rewards))
         result = game.end_of_step()
-        if result is not None:
+        if result is not None:  # each agent its own copy: editing one changes no other, nor the record
             for a in AGENTS:
-                self.infos[a]["result"] = result
+                self.infos[a]["result"] = copy.deepcopy(result)
             if game.over:
                 for a in AGENTS:
                     self.terminations[a] = True
@@ -275,6 +308,20 @@ class MahjongEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def _forfeit(self, action: int | None) -> None:
+        """The agent to move forfeits: the ``illegal`` outcome of ``illegal_action="penalize"``
+        (it pays 1 point to each other seat, the episode ends), whatever this env's
+        ``illegal_action``. For an adapter whose own agent misbehaved (the Gymnasium env's
+        opponents); ``action`` is the illegal id it gave, the record logs it (None: no id)."""
+        if action is not None and action in self.game.legal_actions():
+            raise ValueError(f"action {A.action_name(action)} is legal: a forfeit needs an illegal one")
+        policy = self.illegal_action
+        self.illegal_action = "penalize"
+        try:
+            self.step(action)
+        finally:
+            self.illegal_action = policy
+
     def _first_live(self) -> str:
         return self.agents[0] if self.agents else AGENTS[0]
 
@@ -283,9 +330,9 @@ class MahjongEnv(AECEnv):
         if self.rules.uses_silver:  # X7: silver and base
             silver = list(game.silver)
             base = game.base
-            for a in AGENTS:
+            for a in AGENTS:  # each agent its own list: editing one changes no other
                 info = self.infos[a]
-                info["silver"] = silver
+                info["silver"] = list(silver)
                 info["base"] = base
             self._shown_silver = (silver, base)
 
@@ -356,7 +403,7 @@ class MahjongEnv(AECEnv):
     def record(self) -> dict[str, Any]:
         """JSON-serialisable record of the episode so far (API.md "Game records"); it also
         carries ``"silver"`` when the reset option set the starting silver (X7)."""
-        record = self.game.match_record(self.metadata["name"], self.config.to_dict())
+        record = copy.deepcopy(self.game.match_record(self.metadata["name"], self.config.to_dict()))
         if self._custom_silver is not None:
             record["silver"] = list(self._custom_silver)
         return record

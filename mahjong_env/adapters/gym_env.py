@@ -8,36 +8,42 @@ returning an action id; one for all three seats or a list of three. Names are ch
 env is made. An episode is one match of ``num_hands`` hands; the reward of a step is the
 learner's points change since its previous decision (RULES.md R12). An illegal action ends the
 episode with the learner paying 1 point to each opponent (``illegal_action="penalize"``, the
-default here; ``"raise"`` raises ValueError). ``action_masks()`` serves sb3-contrib's
-MaskablePPO and the mask is also in ``info["action_mask"]``.
+default here; ``"raise"`` raises ValueError). An opponent that returns anything but a legal
+action id forfeits the same way whatever ``illegal_action`` (it pays 1 point to each other
+seat, the episode ends with the ``illegal`` outcome): the learner's step returns normally and
+its ``info["forfeit"]`` (``{"seat", "message"}``) names the opponent; an opponent that raises
+is not caught. ``action_masks()`` serves sb3-contrib's MaskablePPO and the mask is also in
+``info["action_mask"]``.
 
-Reset always returns a decision of the learner. The opponents act first until the learner must
-decide; if they end the whole episode before that (an opponent's win before the learner's first
-decision: rare, about once in 10^4 Changchun deals), the episode is dealt again with the next
-episode seed drawn from the env's ``np_random`` (so ``reset(seed=s)`` stays deterministic), the
-``hands``/``wall``/``dice`` options dropped since they described the deal that already ended,
-and ``info["redeals"]`` counts how often that happened (0 almost always). Points the learner
-received before its first decision within an episode (kong payments, or an earlier hand of a
-match the opponents finished) are not lost: they are added to the reward of its first step.
+Reset always returns a decision of the learner; a bad reset option raises ValueError before
+anything changes (``np_random``, the learner's seat, the opponents). The opponents act first
+until the learner must decide; if they end the whole episode before that (an opponent's win
+before the learner's first decision: rare, about once in 10^4 Changchun deals), the episode is
+dealt again with the next episode seed drawn from the env's ``np_random`` (so ``reset(seed=s)``
+stays deterministic), the ``hands``/``wall``/``dice`` options dropped since they described the
+deal that already ended, and ``info["redeals"]`` counts how often that happened (0 almost
+always). Points the learner received before its first decision within an episode (kong payments,
+or an earlier hand of a match the opponents finished) are not lost: they are added to the reward
+of its first step.
 
 Registered ids: ``mahjong_env/Xinjiang-v0`` and ``mahjong_env/Changchun-v0``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 
 from mahjong_env import actions as A
+from mahjong_env.adapters.aec import action_int
 from mahjong_env.adapters.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 from mahjong_env.observation import observation_box
 from mahjong_env.variants import get_variant
 
 __all__ = ["MahjongGymEnv", "MAX_REDEALS"]
 
-_DEAL_OPTIONS = ("hands", "wall", "dice")
 MAX_REDEALS = 100
 """Redeals after which `MahjongGymEnv.reset` gives up (RuntimeError): only opponents that always
 end the hand before the learner acts get there."""
@@ -46,7 +52,7 @@ end the hand before the learner acts get there."""
 class MahjongGymEnv(gym.Env):
     """One learner seat against fixed opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
     def __init__(
         self,
@@ -76,6 +82,7 @@ class MahjongGymEnv(gym.Env):
         self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._carried = 0.0
         self._redeals = 0
+        self._forfeit: dict[str, Any] | None = None
 
     @staticmethod
     def _check_opponents(opponents: Any) -> list[Any]:
@@ -102,9 +109,11 @@ class MahjongGymEnv(gym.Env):
             self.opponents[agent] = policy
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        checked = self.aec._check_reset_options(options)  # a bad option raises before anything changes
         super().reset(seed=seed)
         self._redeals = 0
         while True:
+            self._forfeit = None
             episode_seed = int(self.np_random.integers(2**31))
             if self.seat_choice == "random":
                 self.learner = f"player_{int(self.np_random.integers(4))}"
@@ -115,17 +124,17 @@ class MahjongGymEnv(gym.Env):
                 reset = getattr(policy, "reset", None)
                 if callable(reset):
                     reset()
-            self.aec.reset(seed=episode_seed, options=options)
+            self.aec._start_episode(episode_seed, checked)
             self._carried, done = self._play_opponents()
             if not done:
                 break
             if self._redeals >= MAX_REDEALS:
+                last = f" (the last: {self._forfeit['message']})" if self._forfeit else ""
                 raise RuntimeError(
-                    f"the opponents ended {MAX_REDEALS + 1} episodes in a row before the learner's first decision"
+                    f"the opponents ended {MAX_REDEALS + 1} episodes in a row before the learner's first decision{last}"
                 )
             self._redeals += 1
-            if options:
-                options = {k: v for k, v in options.items() if k not in _DEAL_OPTIONS}
+            checked = checked.without_deal()
         return self._observe(0.0, False)[0], self._info()
 
     def _play_opponents(self) -> tuple[float, bool]:
@@ -139,7 +148,29 @@ class MahjongGymEnv(gym.Env):
             if agent == self.learner:
                 return aec._cumulative_rewards[self.learner], False
             observation = aec.observe(agent)
-            aec.step(self.opponents[agent].act(observation, decision_info(aec, agent)))
+            action = self.opponents[agent].act(observation, decision_info(aec, agent))
+            if action.__class__ is not int or action not in aec.game.legal_actions():
+                action = self._checked_opponent_action(agent, action)
+                if action is None:
+                    continue
+            aec.step(action)
+
+    def _checked_opponent_action(self, agent: str, action: Any) -> int | None:
+        """``action`` as an int when it is legal for the opponent ``agent``; otherwise None and the
+        opponent has forfeited (the AEC env's ``illegal`` outcome whatever ``illegal_action``:
+        the learner's call was fine), named in ``info["forfeit"]``."""
+        legal = self.aec.game.legal_actions()
+        try:
+            given = action_int(action)
+        except ValueError as error:
+            given, reason = None, str(error)
+        else:
+            if given in legal:
+                return given
+            reason = A.illegal_action_message(given, agent, legal)
+        self._forfeit = {"seat": int(agent[-1]), "message": f"opponent {agent} forfeits the hand: {reason}"}
+        self.aec._forfeit(given)
+        return None
 
     def _observe(self, reward: float, done: bool) -> tuple[np.ndarray, float, bool]:
         obs = self.aec.observe(self.learner)
@@ -151,6 +182,8 @@ class MahjongGymEnv(gym.Env):
         info["action_mask"] = self._mask
         info["seat"] = int(self.learner[-1])
         info["redeals"] = self._redeals
+        if self._forfeit is not None:
+            info["forfeit"] = dict(self._forfeit)
         return info
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
