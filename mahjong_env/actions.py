@@ -140,11 +140,14 @@ def action_id(name: str) -> int:
     )
 
 
-def illegal_action_message(action: int, who: str, legal: Iterable[int]) -> str:
+def illegal_action_message(action: int, who: str, legal: Iterable[int] | None) -> str:
     """The one wording of a rejected action (engine, AEC, vector and worker envs):
     ``"illegal action pong for player_2; legal actions: discard 1m, pass"``; an id out of range
-    is shown as it was given."""
+    is shown as it was given. ``legal=None`` leaves the legal actions out, for a message that
+    other players see (they would show the offender's concealed kinds, R13)."""
     shown = ACTION_NAMES[action] if 0 <= action < NUM_ACTIONS else repr(action)
+    if legal is None:
+        return f"illegal action {shown} for {who}"
     names = ", ".join(ACTION_NAMES[a] for a in legal)
     return f"illegal action {shown} for {who}; legal actions: {names}"
 

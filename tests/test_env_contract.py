@@ -333,6 +333,7 @@ def test_gym_opponent_returning_a_bad_action_forfeits_and_is_named(bad: Any, ill
     assert terminated and not truncated and reward == 1.0
     seat = info["forfeit"]["seat"]
     assert seat != 0 and f"player_{seat}" in info["forfeit"]["message"]
+    assert "legal actions" not in info["forfeit"]["message"]  # R13: they would show its concealed kinds
     assert info["result"]["outcome"] == "illegal" and info["result"]["deltas"][seat] == -3.0
     record = json.loads(json.dumps(env.aec.record()))
     assert record["hands"][0]["actions"][-1][0] == seat
@@ -678,3 +679,24 @@ def test_action_name_accepts_python_and_numpy_integers(good: Any) -> None:
 def test_action_id_refuses_anything_but_a_name(bad: Any) -> None:
     with pytest.raises(ValueError, match=re.escape(repr(bad))):
         A.action_id(bad)
+
+
+def test_human_render_for_a_seat_prints_no_frame_for_another_seats_private_decision(capsys):
+    # R13: whether anybody is asked in a claim window depends on hidden tiles, so player_1's
+    # screen must not change with it: seat 2 holding a pair of the discarded 9p (asked, passes)
+    # and seat 2 holding none (nobody asked) print the same frames
+    frames = []
+    for seat2 in ("99p147m258s36s125z", "147m258s36s1257z5p"):
+        hands = ["147m258p369s1234z9p", "258m147p258s1356z", seat2, "369m369p147s2467z"]
+        options = deal_options(hands, "1m2m3m4m")
+        env = xinjiang_v0.raw_env(render_mode="human", render_seat=1)
+        env.reset(seed=0, options=options)
+        capsys.readouterr()
+        env.step(A.action_id("discard 9p"))
+        asked = env.agent_selection == "player_2"
+        while env.agent_selection != "player_1":
+            env.step(A.action_id("pass"))
+        frames.append((asked, capsys.readouterr().out))
+    (asked_base, base), (asked_twin, twin) = frames
+    assert asked_base and not asked_twin  # the deals differ as intended
+    assert base == twin and base.count("to move") == 1

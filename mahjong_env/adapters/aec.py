@@ -30,6 +30,7 @@ from mahjong_env.rules.xinjiang import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
 from mahjong_env.variants import get_variant
 from mahjong_env.view import render_text, table_view
+from mahjong_env.visibility import sees_decider
 from mahjong_env.wall import first_dealer, shuffled_deal
 
 __all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "validate_dice", "validate_silver"]
@@ -305,8 +306,8 @@ class MahjongEnv(AECEnv):
             for a, reward in zip(AGENTS, rewards):
                 cumulative[a] += reward
         self.agent_selection = AGENTS[game.actor] if not game.over else self._first_live()
-        if self.render_mode == "human":
-            self.render()
+        if self.render_mode == "human" and sees_decider(game, self.render_seat):
+            self.render()  # R13: no frame for another seat's private decision (it would show one was asked)
 
     def _forfeit(self, action: int | None) -> None:
         """The agent to move forfeits: the ``illegal`` outcome of ``illegal_action="penalize"``

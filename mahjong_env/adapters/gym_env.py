@@ -167,7 +167,7 @@ class MahjongGymEnv(gym.Env):
         else:
             if given in legal:
                 return given
-            reason = A.illegal_action_message(given, agent, legal)
+            reason = A.illegal_action_message(given, agent, None)  # the learner sees it: not the legal actions (R13)
         self._forfeit = {"seat": int(agent[-1]), "message": f"opponent {agent} forfeits the hand: {reason}"}
         self.aec._forfeit(given)
         return None
