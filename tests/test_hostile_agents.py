@@ -4,11 +4,15 @@ The agents below are tournament entrants written as an adversary would: one that
 ``BaseException`` and sleeps through its time limit, one that loops forever (also catching
 everything), one that ends its process (``sys.exit`` or ``os._exit``), one that reads the
 runner's module globals to see the wall and every hand, and one that forges its copy of the
-action mask. They enter as ``tests/test_hostile_agents.py:Class?key=value`` specs, so by
-default each runs in its own process (`agents.sandbox`). Every test checks that the hand is
-accounted for: played, the forfeit charged to the offender's seat (it pays 1 point to each
-other seat), and shown in the report. Then the CLI's inputs: numeric flags, resumed databases
-(specs and checksums), locked and hostile database files, a huge schedule, report escaping.
+action mask; then some that attack the sandbox itself: writing malformed, stale or half
+replies on their own socket, killing their parent or the worker that plays the hand (and one
+that kills the worker while a rival thinks, to get the rival blamed). They enter as
+``tests/test_hostile_agents.py:Class?key=value`` specs, so by default each runs in its own
+process (`agents.sandbox`). Every test checks that the hand is accounted for: played, the
+forfeit charged to the offender's seat (it pays 1 point to each other seat), and shown in the
+report. Then the tournament seed (secret unless given), and the CLI's inputs: numeric flags,
+resumed databases (specs and checksums), locked and hostile database files, a huge schedule,
+report escaping.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from agents.tournament.cli import main
 from agents.tournament.config import TournamentConfig
 from agents.tournament.report import write_report
 from agents.tournament.runner import TournamentError, run_tournament
+from agents.tournament.schedule import derive_seed
 from agents.tournament.storage import ResultStore
 from agents.tournament.testing import MisbehavingAgent
 
@@ -109,6 +114,106 @@ class MaskForger(MisbehavingAgent):
         illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
         observation["action_mask"][illegal] = 1
         return illegal
+
+
+class WireWriter(MisbehavingAgent):
+    """Writes on its own sandbox socket (its fd is ``sys.argv[1]`` in the child), then plays.
+    ``how``: ``nested`` (JSON nested too deep to decode, under the size limit), ``huge``
+    (200 KB of nesting), ``not-object``, ``no-id`` and ``stale-id`` (a well-formed answer
+    without the request's id, or with the id of an earlier request, written ahead of the real
+    reply), ``half-frame`` (a frame that stops halfway, then sleeps through everything)."""
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, how: str = "nested") -> None:
+        super().__init__(seed, probability)
+        self.how = how
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        legal = int(np.flatnonzero(observation["action_mask"])[0])
+        payloads = {
+            "nested": b"[" * 30_000 + b"]" * 30_000,
+            "huge": b"[" * 100_000 + b"]" * 100_000,
+            "not-object": json.dumps([legal]).encode(),
+            "no-id": json.dumps({"action": legal}).encode(),
+            "stale-id": json.dumps({"id": 1, "action": legal}).encode(),
+        }
+        fd = int(sys.argv[1])
+        if self.how == "half-frame":
+            os.write(fd, (1000).to_bytes(4, "big") + b'{"id": ')
+            while True:
+                try:
+                    time.sleep(100)
+                except BaseException:
+                    pass
+        payload = payloads[self.how]
+        os.write(fd, len(payload).to_bytes(4, "big") + payload)
+        return legal
+
+
+class Killer(MisbehavingAgent):
+    """Kills a process with SIGKILL: ``whom="parent"`` its parent, ``whom="peer"`` the process
+    at the other end of its sandbox socket (the worker that plays the hand: ``SO_PEERCRED``)."""
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, whom: str = "parent") -> None:
+        super().__init__(seed, probability)
+        self.whom = whom
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        import signal
+        import socket
+        import struct
+
+        if self.whom == "parent":
+            os.kill(os.getppid(), signal.SIGKILL)
+        else:
+            peer = socket.socket(fileno=os.dup(int(sys.argv[1])))
+            pid, _, _ = struct.unpack("3i", peer.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(5)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class Thinker(MisbehavingAgent):
+    """Creates the file ``flag`` and thinks for half a second (well within the time limit)."""
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, flag: str = "") -> None:
+        super().__init__(seed, probability)
+        self.flag = flag
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        Path(self.flag).touch()
+        time.sleep(0.5)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class Framer(MisbehavingAgent):
+    """On its first decision starts a thread that, once, kills the worker (the peer of its
+    socket) while the worker waits for a `Thinker`'s decision, so that the Thinker is blamed."""
+
+    at_decision = 1
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, flag: str = "", done: str = "") -> None:
+        super().__init__(seed, probability)
+        self.flag, self.done = Path(flag), Path(done)
+
+    def misbehave(self, observation: dict[str, np.ndarray]) -> int:
+        import signal
+        import socket
+        import struct
+        import threading
+
+        def frame() -> None:
+            deadline = time.monotonic() + 30
+            while not self.flag.exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if self.done.exists():
+                return
+            self.done.touch()
+            peer = socket.socket(fileno=os.dup(int(sys.argv[1])))
+            pid, _, _ = struct.unpack("3i", peer.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=frame, daemon=True).start()
+        return super(MisbehavingAgent, self).act(observation)
 
 
 def spec(cls: type, **kwargs: Any) -> str:
@@ -203,7 +308,94 @@ def test_os_exit_in_process_kills_the_worker_and_the_replay_charges_the_agent(tm
     assert not summary.failures  # not a silent "failure" left out of the statistics
 
 
+# ---------------------------------------------------------------------- replies on the wire
+
+
+@pytest.mark.parametrize("how", ["nested", "huge", "not-object", "no-id", "stale-id"])
+def test_a_malformed_or_stale_reply_is_a_forfeit_of_the_agent_that_wrote_it(tmp_path, how):
+    entrants = (("writer", spec(WireWriter, how=how)), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=0)
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("writer", "crash"): 2}
+    assert all("malformed reply" in f["message"] for f in summary.forfeits)
+
+
+def test_a_reply_that_stops_halfway_times_out_instead_of_hanging(tmp_path):
+    writer = spec(WireWriter, how="half-frame")
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"writer={writer}",
+         "random", "--deals", "1", "--move-timeout", "0.5", "--workers", "0", "--db", "t.sqlite", "--quiet",
+         "--no-report"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("writer", "timeout"): 2}
+
+
+# ---------------------------------------------------------------------- killed workers
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_an_agent_that_kills_its_parent_forfeits_and_the_run_goes_on(tmp_path, workers):
+    killer = spec(Killer, whom="parent")
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"killer={killer}",
+         "random", "--deals", "1", "--workers", str(workers), "--db", "t.sqlite", "--quiet", "--no-report"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr)  # before: the run (or its hands) died
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("killer", "exit"): 2}
+
+
+def test_an_agent_that_kills_the_worker_is_charged_on_the_replay(tmp_path):
+    entrants = (("killer", spec(Killer, whom="peer")), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1, max_attempts=1)
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {("killer", "exit"): 2}
+    assert all("held to have killed it" in f["message"] for f in summary.forfeits)
+    assert not summary.failures
+
+
+def test_an_agent_that_kills_the_worker_while_a_rival_thinks_does_not_get_the_rival_charged(tmp_path):
+    flag, done = tmp_path / "thinking", tmp_path / "killed"
+    entrants = (("thinker", spec(Thinker, flag=flag)), ("framer", spec(Framer, flag=flag, done=done)))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1)
+    assert done.exists()  # the framer did kill the worker while the thinker's decision was in flight
+    assert check_accounted(tmp_path / "t.sqlite", 2) == {}  # the replay did not die again: nobody is charged
+    assert summary.hands_played == 2
+
+
 # ---------------------------------------------------------------------- hidden information
+
+
+def _seeds(db: Path) -> tuple[int, list[int]]:
+    """The stored tournament seed and the deal seeds of the stored hands."""
+    with ResultStore(db) as store:
+        seed = store.config().seed
+        return seed, [hand["deal_seed"] for hand in store.hands()]
+
+
+def test_without_a_seed_each_tournament_draws_a_secret_one_that_resume_keeps(tmp_path, capsys):
+    args = ["--variant", "changchun", "--agents", "a=random", "b=random", "--deals", "1", "--workers", "0",
+            "--quiet", "--no-report"]  # fmt: skip
+    assert main([*args, "--db", str(tmp_path / "one.sqlite")]) == 0
+    printed = capsys.readouterr().out
+    assert main([*args, "--db", str(tmp_path / "two.sqlite")]) == 0
+    one, one_deals = _seeds(tmp_path / "one.sqlite")
+    two, two_deals = _seeds(tmp_path / "two.sqlite")
+    assert one != two and one_deals != two_deals
+    assert derive_seed(0, 0, 0) not in one_deals + two_deals  # not the deals an entrant can compute
+    assert f"--seed {one} plays these deals again" in printed  # told after the run
+    assert main(["--db", str(tmp_path / "one.sqlite"), "--resume", "--agents", "a=random", "b=random",
+                 "--deals", "2", "--workers", "0", "--quiet", "--no-report"]) == 0  # fmt: skip
+    seed, deals = _seeds(tmp_path / "one.sqlite")
+    assert seed == one and deals == [derive_seed(one, 0, d) for d in (0, 0, 1, 1)]
+
+
+def test_an_explicit_seed_plays_the_deals_it_always_did(tmp_path):
+    db = tmp_path / "t.sqlite"
+    assert main(["--variant", "changchun", "--agents", "a=random", "b=random", "--deals", "2", "--seed", "987",
+                 "--workers", "0", "--db", str(db), "--quiet", "--no-report"]) == 0  # fmt: skip
+    assert _seeds(db) == (987, [derive_seed(987, 0, d) for d in (0, 0, 1, 1)])
+    assert derive_seed(987, 0, 0) == 2576534143788353288  # the deal seeds of earlier versions
 
 
 def test_an_isolated_agent_cannot_read_the_runner_globals(tmp_path):

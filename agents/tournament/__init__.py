@@ -11,7 +11,8 @@ Modules, one concept each:
   (the doc of `agents.tournament.schedule` gives the designs for 2, 3, 4 and more entrants).
 - `play`: one hand: agents seeded per hand, isolation (entrants that are not this package's
   code play in their own process, `agents.sandbox`), time limits, forfeits and how they are scored.
-- `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run isolated.
+- `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run isolated,
+  and charged to the isolated agent the worker was waiting for.
 - `storage`: the SQLite database (schema in its doc) and the JSON Lines export
   (``mahjong-tournament export --db FILE --jsonl OUT``: no agent is loaded).
 - `stats`: means with bootstrap intervals over deals, rates, paired head-to-head, OpenSkill.
@@ -20,6 +21,10 @@ Modules, one concept each:
   on the command line, checked against the stored specs and the checksums of their files),
   and the run itself; `cli`: the command line.
 - `testing`: misbehaving agents for tests.
+
+Seeds. ``--seed`` decides every deal, and knowing it shows every hand and the wall: without it
+the command line draws a secret seed, stores it with the tournament (``--resume`` keeps it) and
+prints it after the run. Give one for paired, reproducible tournaments; not in a competition.
 
 What a result means. ``--deals N`` counts deals (``--hands``, its old name, still works with a
 deprecation message); a duplicate deal is played once per seating (``hands_per_deal``). An

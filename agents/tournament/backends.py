@@ -12,9 +12,18 @@ only the order in which results arrive differs, and the database is keyed by ``(
 A worker that dies while playing a hand (killed, out of memory, a crash in native code, or an
 in-process agent calling ``os._exit``) is replaced and the hand is played again with every
 agent isolated (``isolate="all"``), so that an agent that ends its own process is charged with
-an ``exit`` forfeit instead of cancelling the hand. After ``max_attempts`` deaths the hand is
-reported as a failure (stored in the ``failures`` table, tried again by ``--resume``) and the
-tournament goes on. Tasks are taken from the schedule as workers become free (lazily).
+an ``exit`` forfeit instead of cancelling the hand. A local worker that dies while it waits for
+an isolated agent (`agents.tournament.play.Flight`) was killed from outside: when it dies twice
+waiting for the same entrant, the next replay charges that entrant (a `Charge`: it forfeits at
+that decision, ``exit``, without being asked again), whatever ``max_attempts`` says (`_Deaths`).
+After ``max_attempts`` deaths the hand is reported as a failure (stored in the ``failures``
+table, tried again by ``--resume``) and the tournament goes on. Tasks are taken from the
+schedule as workers become free (lazily).
+
+Where the charge cannot reach: with ``--workers 0`` the worker is the coordinator, so an agent
+that kills it ends the run (``--resume`` continues it, and meets the agent again); on Ray, a
+dead task is replayed isolated but not charged. An agent that kills only its own parent kills
+its keeper process and forfeits in every backend (`agents.sandbox`).
 
 Workers limit PyTorch and BLAS to one thread each (one hand per core).
 """
@@ -33,8 +42,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from agents.tournament import play
-from agents.tournament.play import play_hand
-from agents.tournament.schedule import HandTask
+from agents.tournament.play import Flight, play_hand
+from agents.tournament.schedule import Charge, HandTask
 
 __all__ = ["BACKENDS", "execute"]
 
@@ -54,9 +63,9 @@ def _one_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _play_safely(task: HandTask) -> tuple[str, Any]:
+def _play_safely(task: HandTask, flight: Flight | None = None) -> tuple[str, Any]:
     try:
-        return "ok", play_hand(task)
+        return "ok", play_hand(task, flight=flight)
     except Exception:  # a bug outside the agents (they are handled in play_hand)
         return "error", traceback.format_exc()
 
@@ -74,11 +83,43 @@ class _Tasks:
         return next(self._iterator, None)
 
     def again(self, task: HandTask) -> None:
-        self._again.append(_isolated(task))
+        self._again.append(task)
 
 
 def _isolated(task: HandTask) -> HandTask:
     return dataclasses.replace(task, isolate="all")
+
+
+class _Deaths:
+    """Whom the local workers that died were waiting for, per hand, and what to replay.
+
+    A worker that dies while it waits for an isolated entrant's request was killed from
+    outside. The first time, the hand is played again as it was (isolated) to see whether the
+    death follows that entrant: another entrant could have killed the worker while a rival's
+    request happened to be in flight. A second death waiting for the same entrant is charged
+    to it (`Charge`), on the next replay, whatever ``max_attempts`` says."""
+
+    def __init__(self) -> None:
+        self._suspects: dict[tuple[int, int], str] = {}
+
+    def replay(
+        self, task: HandTask, waiting: tuple[int, int, str] | None, code: int | None, retry: bool
+    ) -> HandTask | None:
+        """The task to play after a death, None to give up (``retry``: attempts are left)."""
+        if waiting is None or task.charge is not None:
+            return _isolated(task) if retry else None
+        seat, step, phase = waiting
+        suspect = task.seats[seat]
+        if self._suspects.get(task.key) == suspect:
+            message = (
+                f"the worker process playing the hand died (exit code {code}) while it waited for this agent's "
+                f"{phase} in its own process, twice: none of the agent's code runs in the worker, so the agent "
+                "is held to have killed it"
+            )
+            return dataclasses.replace(task, isolate="all", charge=Charge(seat, step, "exit", message))
+        first = task.key not in self._suspects
+        self._suspects[task.key] = suspect
+        return _isolated(task) if retry or first else None
 
 
 def execute(
@@ -111,9 +152,10 @@ def execute(
 # ---------------------------------------------------------------------- local processes
 
 
-def _worker_main(conn: multiprocessing.connection.Connection) -> None:
+def _worker_main(conn: multiprocessing.connection.Connection, cells: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
     _one_thread()
+    flight = Flight(cells)
     while True:
         try:
             task = conn.recv()
@@ -122,13 +164,14 @@ def _worker_main(conn: multiprocessing.connection.Connection) -> None:
         if task is None:
             play._POOL.close()
             return
-        conn.send(_play_safely(task))
+        conn.send(_play_safely(task, flight))
 
 
 class _Worker:
     def __init__(self, context: Any) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child,), daemon=True)
+        self.flight = Flight(context.RawArray("q", 4))
+        self.process = context.Process(target=_worker_main, args=(child, self.flight.cells), daemon=True)
         self.process.start()
         child.close()
         self.task: HandTask | None = None
@@ -149,6 +192,7 @@ class _Worker:
 def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, workers: int, max_attempts: int) -> None:
     context = multiprocessing.get_context("spawn")
     attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
+    deaths = _Deaths()
     first = [t for t in (queue.next() for _ in range(workers)) if t is not None]
     pool = [_Worker(context) for _ in first]
     try:
@@ -170,10 +214,11 @@ def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, worker
                 if status == "dead":
                     worker.kill()
                     attempts[task.key] += 1
-                    if attempts[task.key] < max_attempts:
-                        queue.again(task)
+                    code = worker.process.exitcode
+                    replay = deaths.replay(task, worker.flight.last(), code, attempts[task.key] < max_attempts)
+                    if replay is not None:
+                        queue.again(replay)
                     else:
-                        code = worker.process.exitcode
                         on_failure(task, attempts[task.key], f"worker process died (exit code {code}) on every attempt")
                     pool[index] = worker = _Worker(context)
                     _dispatch(worker, queue)

@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import json
 import os
+import secrets
 import sys
 from collections import Counter
 from pathlib import Path
@@ -36,7 +37,7 @@ from mahjong_env.tools.cli import bounded
 
 __all__ = ["build_parser", "main", "parse_agents"]
 
-_DEFAULTS = {"deals": 8, "seed": 0, "format": "duplicate", "move_timeout": 10.0}
+_DEFAULTS = {"deals": 8, "format": "duplicate", "move_timeout": 10.0}
 _MAX_WORKERS = 1024
 _MAX_ATTEMPTS = 100
 
@@ -106,7 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     game.add_argument(
         "--seed",
         type=bounded(int, 0, MAX_SEED),
-        help="tournament seed: deals, seatings and agent seeds derive from it (default 0)",
+        help="tournament seed: deals, seatings and agent seeds derive from it. Default: a secret seed drawn at "
+        "random, stored in the database (--resume plays the same deals) and printed with the results. Whoever "
+        "knows the seed can reconstruct every deal (all hands and the wall): give one for paired, reproducible "
+        "runs, and in a competition leave it unset or keep it private",
     )
     game.add_argument(
         "--format", choices=FORMATS, help="duplicate (default; rotates seats over each deal) or random-seats"
@@ -256,7 +260,8 @@ def _config(args: argparse.Namespace, db: Path, given: dict[str, Any]) -> Tourna
         missing = [flag for flag, field in (("--variant", "variant"), ("--agents", "agents")) if field not in given]
         if missing:
             raise TournamentError(f"a new tournament needs {' and '.join(missing)} (or --resume with --db)")
-        config = resolve_specs(TournamentConfig(**{**_DEFAULTS, **given}))
+        drawn = {"seed": secrets.randbits(63)}  # secret until the run is over: a known seed shows every deal
+        config = resolve_specs(TournamentConfig(**{**_DEFAULTS, **drawn, **given}))
         return resolve_config(db, config, False, set(given))
     except ValueError as error:
         raise TournamentError(str(error)) from None
@@ -317,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
             allow_variant_mismatch=args.allow_variant_mismatch,
         )
         print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl))
+        if "seed" not in given and not args.resume:
+            print(
+                f"seed: {config.seed}, drawn at random and secret until now "
+                f"(--seed {config.seed} plays these deals again)"
+            )
     except (TournamentError, ValueError) as error:
         parser.exit(2, f"mahjong-tournament: error: {error}\n")
     except KeyboardInterrupt:

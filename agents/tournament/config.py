@@ -47,6 +47,10 @@ class TournamentConfig:
     """Entrants as (display name, agent spec for `agents.load`), in the order given."""
     deals: int = 8
     seed: int = 0
+    """Every deal, seating and agent seed derives from it (`agents.tournament.schedule`), so
+    whoever knows it can reconstruct every hand and the wall. ``mahjong-tournament`` draws a
+    secret one when ``--seed`` is not given; from Python, give ``secrets.randbits(63)`` for a
+    competition, and a fixed seed for paired, reproducible runs."""
     format: str = "duplicate"
     rules: tuple[tuple[str, Any], ...] = ()
     """Rule overrides passed to the environment (fields of the variant's rule config)."""

@@ -29,10 +29,18 @@ other seat (−3 for it, +1 for each other), kong payments already made stand, a
 tournament goes on. An in-process agent that kills its worker process (``os._exit``, a native
 crash) cannot be told from the others at that moment: the backends play such a hand again with
 every agent isolated, which charges the agent that ends its process (`agents.tournament.backends`).
+
+Killed workers. While the worker waits for an isolated agent (its construction or a decision),
+`Flight` notes the seat and the decision number in memory shared with the coordinator. None of
+the agent's code runs in the worker then, so a worker that dies while it waits was killed from
+outside, by that agent (which can find the worker's pid) or by another one at that moment: the
+backends replay the hand, and when it dies waiting for the same entrant again, replay it with a
+`Charge`: the agent forfeits (``exit``) at that decision without being asked again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import operator
@@ -49,10 +57,10 @@ import numpy as np
 import agents
 from agents.base import agent_info
 from agents.sandbox import AgentFault, IsolatedAgent
-from agents.tournament.schedule import HandTask
+from agents.tournament.schedule import Charge, HandTask
 from mahjong_env import actions as A
 
-__all__ = ["ISOLATION", "AgentPool", "feeder", "isolated", "play_hand", "seed_globals"]
+__all__ = ["ISOLATION", "AgentPool", "Flight", "feeder", "isolated", "play_hand", "seed_globals"]
 
 ISOLATION = ("auto", "all", "none")
 _FEEDING = ("discard", "ready", "added_kong", "special_add")
@@ -72,6 +80,34 @@ def isolated(spec: str, mode: str) -> bool:
     return mode == "all" or (mode == "auto" and not agents.is_trusted(spec))
 
 
+class Flight:
+    """Which isolated agent a worker is waiting for, in memory that outlives the worker: four
+    int64 ``cells`` shared with the coordinator (waiting 0/1, seat, decision number, phase
+    0 construction / 1 decision; `agents.tournament.backends` reads them after a death)."""
+
+    def __init__(self, cells: Any) -> None:
+        self.cells = cells
+
+    @contextlib.contextmanager
+    def waiting(self, seat: int, step: int, phase: int) -> Any:
+        self.cells[1], self.cells[2], self.cells[3] = seat, step, phase
+        self.cells[0] = 1
+        try:
+            yield
+        finally:
+            self.cells[0] = 0
+
+    def last(self) -> tuple[int, int, str] | None:
+        """(seat, decision number, phase) of the request in flight, None if none was."""
+        if not self.cells[0]:
+            return None
+        return int(self.cells[1]), int(self.cells[2]), "decision" if self.cells[3] else "construction"
+
+
+def _waiting(flight: Flight | None, seat: int, step: int, phase: int) -> Any:
+    return contextlib.nullcontext() if flight is None else flight.waiting(seat, step, phase)
+
+
 class _Seat:
     """One seat's agent for one hand: in this process, or in an `IsolatedAgent`."""
 
@@ -80,9 +116,17 @@ class _Seat:
         self.agent = agent
         self.proxy = proxy
 
-    def act(self, clock: _Clock, observation: dict[str, np.ndarray], info: dict[str, Any]) -> tuple[Any, float]:
+    def act(
+        self,
+        clock: _Clock,
+        observation: dict[str, np.ndarray],
+        info: dict[str, Any],
+        flight: Flight | None,
+        step: int,
+    ) -> tuple[Any, float]:
         if self.proxy is not None:
-            return self.proxy.act(self.seat, observation, info, clock.limit)
+            with _waiting(flight, self.seat, step, 1):
+                return self.proxy.act(self.seat, observation, info, clock.limit)
         return clock.call(self.agent.act, observation, info)
 
 
@@ -95,7 +139,15 @@ class AgentPool:
         self._proxies: dict[tuple[str, str], IsolatedAgent] = {}
 
     def get(
-        self, name: str, spec: str, seat: int, seed: int, global_seed: int, isolate: str, load_timeout: float
+        self,
+        name: str,
+        spec: str,
+        seat: int,
+        seed: int,
+        global_seed: int,
+        isolate: str,
+        load_timeout: float,
+        flight: Flight | None = None,
     ) -> _Seat:
         """The seat's agent, ready for a hand; `AgentFault` if it cannot be built."""
         if isolated(spec, isolate):
@@ -103,7 +155,8 @@ class AgentPool:
             if proxy is None:
                 proxy = self._proxies[(name, spec)] = IsolatedAgent(spec, load_timeout)
             proxy.load_timeout = load_timeout
-            proxy.begin(seat, seed, global_seed)
+            with _waiting(flight, seat, 0, 0):
+                proxy.begin(seat, seed, global_seed)
             return _Seat(seat, proxy=proxy)
         key = (name, spec, seat)
         try:
@@ -243,8 +296,15 @@ def feeder(result: dict[str, Any], actions: list[list[Any]]) -> int | None:
     return None
 
 
-def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
-    """Play one hand; returns its outcome as stored in the results database."""
+def _charge(charge: Charge | None, seat: int, step: int) -> None:
+    """Book the replay's `Charge` instead of asking ``seat``'s agent, when it is due."""
+    if charge is not None and charge.seat == seat and step >= charge.step:
+        raise AgentFault(charge.kind, charge.message)
+
+
+def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | None = None) -> dict[str, Any]:
+    """Play one hand; returns its outcome as stored in the results database. ``flight``
+    notes which isolated agent the worker waits for (`Flight`)."""
     pool = pool or _POOL
     started = time.perf_counter()
     env = _env(task.variant, task.rules)
@@ -258,6 +318,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
         seat = 0
         try:
             for seat in range(4):
+                _charge(task.charge, seat, 0)
                 seats.append(
                     pool.get(
                         task.seats[seat],
@@ -267,6 +328,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
                         task.agent_seeds[0],
                         task.isolate,
                         task.load_timeout,
+                        flight,
                     )
                 )
             while not all(env.terminations.values()):
@@ -275,7 +337,8 @@ def play_hand(task: HandTask, pool: AgentPool | None = None) -> dict[str, Any]:
                 observation = env.observe(name)
                 legal = np.array(observation["action_mask"], copy=True)  # the env's mask decides legality
                 given = {key: np.array(value, copy=True) for key, value in observation.items()}
-                action, elapsed = seats[seat].act(clock, given, agent_info(env, name))
+                _charge(task.charge, seat, sum(decisions))
+                action, elapsed = seats[seat].act(clock, given, agent_info(env, name), flight, sum(decisions))
                 decisions[seat] += 1
                 think[seat] += elapsed
                 env.step(_check_action(action, legal))

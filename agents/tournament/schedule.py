@@ -42,11 +42,33 @@ import numpy as np
 
 from agents.tournament.config import TournamentConfig
 
-__all__ = ["HandTask", "derive_seed", "hands_per_deal", "iter_schedule", "schedule", "seatings_for_deal", "total_hands"]
+__all__ = [
+    "Charge",
+    "HandTask",
+    "derive_seed",
+    "hands_per_deal",
+    "iter_schedule",
+    "schedule",
+    "seatings_for_deal",
+    "total_hands",
+]
 
 _TWO = ((0, 1, 0, 1), (1, 0, 1, 0))
 _THREE = ((0, 0, 1, 2), (0, 0, 2, 1), (1, 1, 0, 2), (1, 1, 2, 0), (2, 2, 0, 1), (2, 2, 1, 0))
 _CYCLIC_ORDERS = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 1, 3), (0, 2, 3, 1), (0, 3, 1, 2), (0, 3, 2, 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Charge:
+    """A forfeit to book without asking the agent: seat ``seat`` forfeits (``kind``,
+    ``message``) at its first decision from decision ``step`` of the hand on (0: when it is
+    built). Set by the backends on the replay of a hand whose worker died while it waited
+    for that seat's isolated agent (`agents.tournament.backends`)."""
+
+    seat: int
+    step: int
+    kind: str
+    message: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +90,8 @@ class HandTask:
     """Which agents run in their own process (`agents.tournament.play`); not a result."""
     load_timeout: float = 300.0
     """Seconds to build an isolated agent (not counted against ``move_timeout``)."""
+    charge: Charge | None = None
+    """A forfeit the backends charge on a replay (`Charge`); None when the hand is played as scheduled."""
 
     @property
     def key(self) -> tuple[int, int]:
