@@ -33,9 +33,16 @@ worker itself (its pid is one ``/proc`` read or ``SO_PEERCRED`` away) is charged
 backends, which note whose request a worker was waiting for (`agents.tournament.play.Flight`).
 
 This is process isolation, not a security sandbox: the child runs as the same user, with the
-same filesystem and network. It keeps an agent from reading the game it is playing, and from
-bending the tournament's books; it does not contain malware, nor an agent that goes looking
-for the results database (which holds the tournament's seed and the records of finished hands).
+same filesystem and network. It keeps an agent from reading the game it is playing through the
+env, and from bending the tournament's books; it does not contain malware, nor an agent that
+goes looking for the results database (which holds the tournament's seed and the records of
+finished hands). Nor does it keep an entrant's copies apart: one child serves every seat the
+entrant plays in a worker, hand after hand, so copies at one table (two entrants' duplicate
+seatings put each at two seats) can share what each sees, and a child can remember a deal
+that a later seating plays again; separate processes would not stop that either, since they
+could talk through files. Only an entrant that does not cheat that way can be trusted in such
+formats; a competition between untrusted entrants needs each in its own OS sandbox (a user or
+container of its own), which this module does not provide.
 
 Cost: one decision is a round trip over a local socket (pickling the observation, about
 19 KB, and the view). Measured with `RandomAgent` on a shared 2-core machine (load 5–6):
