@@ -339,10 +339,10 @@ def test_export_jsonl_replays_and_report_is_written(tmp_path):
     with ResultStore(db) as store:
         assert store.export_jsonl(tmp_path / "hands.jsonl") == 12
         lines = [json.loads(line) for line in (tmp_path / "hands.jsonl").read_text().splitlines()]
+        assert any(hand["forfeit"] for hand in store.hands())
         for line, hand in zip(lines, store.hands()):
             assert line["tournament"]["points"] == hand["points"]
-            if hand["forfeit"] is None:
-                assert replay(line) == [hand["result"]]
+            assert replay(line) == [hand["result"]]  # forfeits too: recorded as "illegal -1"
         page = write_report(summary, store, tmp_path / "report")
     assert page.exists() and "heur" in page.read_text()
     text = (tmp_path / "report" / "report.md").read_text()
@@ -483,6 +483,28 @@ def test_a_checkpoint_for_the_other_variant_is_refused_and_the_report_lists_vari
     text = (tmp_path / "out" / "report.md").read_text()
     entrants = text[text.index("## Entrants") :]
     assert "| x |" in entrants and "xinjiang" in entrants and str(xinjiang) in entrants
+
+
+def test_a_hand_forfeited_by_an_agent_that_cannot_be_built_replays(tmp_path):
+    # its reset() fails as the hand is set up: the forfeit comes before the first decision,
+    # from a seat that is not always the one to move
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        "from agents import RandomAgent\n\nclass Broken(RandomAgent):\n"
+        "    def reset(self):\n        raise RuntimeError('cannot start a hand')\n"
+    )
+    config = small(deals=1, agents=(("rand", "random"), ("broken", f"{broken}:Broken")))
+    db = tmp_path / "t.sqlite"
+    run_tournament(config, db, workers=0, isolate="none")
+    with ResultStore(db) as store:
+        hands = list(store.hands(with_record=True))
+    forfeits = [hand for hand in hands if hand["forfeit"]]
+    assert forfeits and all(hand["forfeit"]["agent"] == "broken" for hand in forfeits)
+    assert any(hand["record"]["hands"][0]["actions"][0][0] != hand["record"]["hands"][0]["dealer"] for hand in forfeits)
+    for hand in hands:
+        record = hand["record"]
+        assert record["hands"][0]["actions"][-1][1] == "illegal -1"
+        assert replay(record) == [hand["result"]]
 
 
 def test_export_needs_no_agent_and_report_links_named_full_table_replays(tmp_path, capsys):

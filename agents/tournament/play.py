@@ -351,7 +351,9 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
                 "step": sum(decisions),
             }
             pool.drop(task.seats[seat], task.specs[seat], seat)
-            env.game.penalize(seat)  # the env's "illegal" outcome: the offender pays 1 to each other seat
+            # the env's "illegal" outcome: the offender pays 1 to each other seat; recorded as
+            # "illegal -1" (no action), by a seat that need not be the one to move (replay accepts it)
+            env.game.penalize(seat, -1)
     result = json.loads(json.dumps(env.game.result))
     record = env.record()
     record["players"] = list(task.seats)

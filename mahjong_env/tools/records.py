@@ -6,7 +6,8 @@ the viewers) and ``"silver"`` (the four starting silver amounts when the reset o
 X7). `check_record` validates its shape and every deal (R1: four of each of the 34 kinds; R3:
 the dealer holds 14 tiles; hands after the first are dealt from (seed, hand index) to the R11
 dealer), `replay` then plays every hand again through the engine as one match, checking every
-step (each action is legal, a penalised ``illegal ...`` action names one that was not legal,
+step (each action is legal, a penalised ``illegal ...`` action names one that was not legal
+or, as ``illegal -1``, none at all, from any seat,
 the dice are the ones the hand rolled, the result is the recorded one). Anything malformed or
 inconsistent raises ValueError naming the problem, never another exception. Records are stored
 one JSON object per line (``.jsonl``).
@@ -135,7 +136,7 @@ def _play_hand(game: Game, rules: Any, index: int, hand: dict[str, Any], on_step
         where = f"hand {index}, step {i} ({name!r} by player_{seat})"
         if game.phase == Phase.OVER:
             raise ValueError(f"{where}: the record goes on after the hand ended")
-        if seat != game.actor:
+        if seat != game.actor and name != _FORFEIT:
             raise ValueError(f"{where}: record says player_{seat} acts but player_{game.actor} is to move")
         if name.startswith("illegal "):  # an illegal action penalised by the env (API.md)
             game.penalize(seat, _illegal_action(game, where, name.removeprefix("illegal ")))
@@ -148,6 +149,11 @@ def _play_hand(game: Game, rules: Any, index: int, hand: dict[str, Any], on_step
             on_step(game, (seat, name))
     if list(game.dice.rolls) != dice:
         raise ValueError(f"hand {index}: the record's dice {dice} are not the {game.dice.rolls} the hand rolled")
+
+
+_FORFEIT = "illegal -1"
+"""A penalty that names no action: a missing action (None) of the mover, or a forfeit of any
+seat outside its turn (a tournament entrant that could not be built for the hand)."""
 
 
 def _illegal_action(game: Game, where: str, shown: str) -> int:
