@@ -107,6 +107,26 @@ class Cheater(MisbehavingAgent):
         return super(MisbehavingAgent, self).act(observation)
 
 
+class SeedPeeker(MisbehavingAgent):
+    """Logs the first draw of Python's global generator at its first decision of each hand (the
+    seed its process was given), with its seat; plays randomly."""
+
+    at_decision = 1
+
+    def __init__(self, seed: int | None = 0, probability: float | None = None, log: str = "") -> None:
+        super().__init__(seed, probability)
+        self.log = log
+
+    def act(self, observation: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
+        if self.decisions == 0:
+            import random
+
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"seat": (info or {})["view"]["seat"], "draw": random.random()}) + "\n")
+        self.decisions += 1
+        return super(MisbehavingAgent, self).act(observation)
+
+
 class MaskForger(MisbehavingAgent):
     """Marks an illegal action legal in its copy of the mask and plays it."""
 
@@ -404,6 +424,25 @@ def test_an_isolated_agent_cannot_read_the_runner_globals(tmp_path):
     run_tournament(config(entrants, deals=2), tmp_path / "t.sqlite", workers=0)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(lines) == 8 and all(line["envs"] == 0 for line in lines)  # the cheater looked and saw no env
+
+
+def test_an_isolated_agent_is_seeded_with_its_own_seats_seed_not_a_rivals(tmp_path):
+    # its process (one for both its seats) starts its global generators from the agent seed of
+    # its own first seat in the hand: seeded with seat 0's, as before, it learnt a rival's seed
+    import random
+
+    from agents.tournament.schedule import schedule
+
+    log = tmp_path / "seeds.log"
+    entrants = (("rand", "random"), ("peeker", spec(SeedPeeker, log=log)))
+    tournament = config(entrants, deals=1)
+    run_tournament(tournament, tmp_path / "t.sqlite", workers=0)
+    draws = [json.loads(line)["draw"] for line in log.read_text().splitlines()]
+    expected = []
+    for task in schedule(tournament):  # two seatings, the peeker at seats 1, 3 and then 0, 2
+        stream = random.Random(task.agent_seeds[task.seats.index("peeker")])
+        expected += [stream.random(), stream.random()]
+    assert len(draws) == 4 and sorted(draws) == sorted(expected)
 
 
 def test_the_cheater_does_see_the_game_when_trusted_in_process(tmp_path):

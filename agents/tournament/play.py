@@ -10,7 +10,9 @@ re-seeded with it before every hand (also the first); any other agent is built a
 should offer ``seed(seed)``, which must determine its state (and its play) completely.
 ``reset()`` is called before every hand, and Python's, NumPy's global and (if imported)
 PyTorch's random generators are seeded per hand, so that agents that use them are reproducible
-too. Building an agent does not count against the move time limit.
+too (in the worker with seat 0's seed; in an isolated entrant's process, which serves all its
+seats, with the seed of its first seat in the hand, so that no entrant learns the seed a
+rival's agent plays with). Building an agent does not count against the move time limit.
 
 Isolation (``task.isolate``). ``"auto"`` (the default) runs every entrant whose spec is not
 this package's own code (`agents.is_trusted`: user modules and files, SB3 and RLlib files) in
@@ -314,6 +316,9 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
     forfeit = None
     seats: list[_Seat] = []
     env.reset(seed=task.deal_seed)
+    own: dict[str, int] = {}  # each entrant's first seat: its isolated process is seeded with that seat's seed
+    for k, name in enumerate(task.seats):
+        own.setdefault(name, k)
     with _Clock(task.move_timeout) as clock:
         seat = 0
         try:
@@ -325,7 +330,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
                         task.specs[seat],
                         seat,
                         task.agent_seeds[seat],
-                        task.agent_seeds[0],
+                        task.agent_seeds[own[task.seats[seat]]],  # an isolated child's generators: not a rival's seed
                         task.isolate,
                         task.load_timeout,
                         flight,
