@@ -129,6 +129,19 @@ class _ResetOptions:
         return replace(self, deal=None, dice=None)
 
 
+def _plain_copy(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples of plain values) that shares no container
+    with ``value``: `copy.deepcopy` at half the cost (no memo), for the result of every hand."""
+    kind = value.__class__
+    if kind is dict:
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind is tuple:
+        return tuple(_plain_copy(v) for v in value)
+    return value
+
+
 class MahjongEnv(AECEnv):
     """Four-player mahjong as a PettingZoo AEC environment; see the variant modules' docs."""
 
@@ -294,7 +307,7 @@ class MahjongEnv(AECEnv):
         result = game.end_of_step()
         if result is not None:  # each agent its own copy: editing one changes no other, nor the record
             for a in AGENTS:
-                self.infos[a]["result"] = copy.deepcopy(result)
+                self.infos[a]["result"] = _plain_copy(result)
             if game.over:
                 for a in AGENTS:
                     self.terminations[a] = True
