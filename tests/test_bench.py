@@ -85,3 +85,26 @@ def test_against_pairs_the_rounds_of_both_checkouts(tmp_path, capsys):
     rates = [r["variants"]["xinjiang"][row["section"]]["cpu_decisions_per_s"] for r in result["reports"]["this"]]
     assert row["this"] == rates and row["low"] <= row["ratio"] <= row["high"]
     assert "b. raw engine, no observations" in capsys.readouterr().out
+
+
+def test_interleave_runs_both_checkouts_in_one_process_and_restores_the_package(tmp_path):
+    import mahjong_env
+    from mahjong_env.adapters import vector
+
+    root = Path(bench.__file__).resolve().parents[2]
+    out = tmp_path / "interleaved.json"
+    argv = ["--against", str(root), "--interleave", "--rounds", "2", "--variant", "changchun", "--sections", "c"]
+    assert bench.main([*argv, "--sizes", "1", "--seconds", "0.05", "--warmup-hands", "0", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["section"] == "c. VectorMahjong N=1, 1 core, interleaved" and row["rounds"] == 2
+    assert all(rate > 0 for rate in row["this"] + row["other"])
+    assert sys.modules["mahjong_env"] is mahjong_env and sys.modules["mahjong_env.adapters.vector"] is vector
+
+
+def test_interleave_needs_against_and_section_c(capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--interleave"])
+    assert "--interleave needs --against CHECKOUT" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--against", ".", "--interleave", "--sections", "ac"])
+    assert "--interleave measures section c only" in capsys.readouterr().err

@@ -453,10 +453,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=bounded(int, 1), default=5, help="rounds of --against (one run of each checkout per round)"
     )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="with --against: section c of both checkouts in this one process, in turns of --seconds each, "
+        "--rounds pairs of turns (steadier than separate runs on a busy machine)",
+    )
     args = parser.parse_args(argv)
+    if args.interleave and args.against is None:
+        parser.error("--interleave needs --against CHECKOUT")
     if args.against is not None:
         if args.profile:
             parser.error("--profile does not go with --against")
+        if args.interleave and args.sections != "c":
+            parser.error("--interleave measures section c only: give --sections c")
         return _main_against(args)
     variants = VARIANTS if args.variant == "both" else (args.variant,)
     sizes = args.sizes
@@ -509,7 +519,25 @@ def _main_against(args: argparse.Namespace) -> int:
         argv += ["--workers", str(args.workers)]
     this = Path(__file__).resolve().parents[2]
     try:
-        result = bench_compare.compare(this, args.against, argv, args.rounds)
+        if args.interleave:
+            variants = VARIANTS if args.variant == "both" else (args.variant,)
+            bench_compare.bench_module(args.against)  # a clear error first
+            rows = [
+                row
+                for variant in variants
+                for n in args.sizes
+                for row in bench_compare.interleaved(
+                    this, args.against, variant, n, args.seconds, args.rounds, args.warmup_hands
+                )["rows"]
+            ]
+            result = {
+                "this": str(this),
+                "other": str(args.against.resolve()),
+                "argv": argv + ["--interleave"],
+                "rows": rows,
+            }
+        else:
+            result = bench_compare.compare(this, args.against, argv, args.rounds)
     except (ValueError, RuntimeError) as err:
         print(f"mahjong-bench: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1

@@ -9,6 +9,12 @@ one first in odd rounds) so that a drift in the machine's load falls on both. Fo
 the two reports share, the result is the geometric mean of the per-round ratios this/other of
 CPU decisions/s, with a 95% confidence interval from the t distribution of their logarithms.
 
+A busy VM drifts within a minute as well (the same code at 10,000 and then 20,000 decisions/s),
+which separate runs cannot pair away. ``--interleave`` (section c only) imports the other
+checkout's package beside this one in one process (each version keeps its own modules; imports
+are pointed at the right version before each turn) and steps both `VectorMahjong` envs in turns
+of ``--seconds``, ``--rounds`` pairs of turns: both meet the machine as it is within seconds.
+
 Only rows measured the same way in both benches are comparable: section c's batched rates time
 the env's steps alone in every version of the bench; sections a, b and r changed their random
 policy over time (see the README), so across old versions they compare harnesses as well.
@@ -22,10 +28,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_module", "compare", "paired_ratio"]
+__all__ = ["bench_module", "compare", "interleaved", "paired_ratio"]
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (then the normal's)
 _T95 = (
@@ -133,3 +140,102 @@ def print_comparison(result: dict[str, Any]) -> None:
         ci = f"{row['low']:.3f}-{row['high']:.3f}" if row["low"] is not None else "(one round)"
         print(f"{row['variant']:<10} {row['section']:<34} {theirs:>16,.0f} {mine:>15,.0f} {row['ratio']:>6.3f}x  {ci}")
     print("(medians of the rounds; the ratio is the geometric mean of the paired per-round ratios)")
+
+
+# ---------------------------------------------------------------------- one process, interleaved
+
+_PACKAGE = "mahjong_env"
+
+
+def _package_modules() -> dict[str, Any]:
+    return {k: v for k, v in sys.modules.items() if k == _PACKAGE or k.startswith(_PACKAGE + ".")}
+
+
+def _use(modules: dict[str, Any]) -> None:
+    """Make ``modules`` the ``mahjong_env`` package that imports find (a function that imports
+    lazily then gets its own version's module)."""
+    for name in list(_package_modules()):
+        del sys.modules[name]
+    sys.modules.update(modules)
+
+
+def _load_other(checkout: Path) -> tuple[dict[str, Any], Any, Any]:
+    """Import ``checkout``'s package beside the one already imported: its modules, its
+    `VectorMahjong` and its bench module. The running package is left as it was."""
+    import importlib
+
+    mine = _package_modules()
+    module = bench_module(checkout)
+    sys.path.insert(0, str(checkout))
+    try:
+        _use({})
+        bench = importlib.import_module(module)
+        vector_module = "mahjong_env.adapters.vector" if module.endswith("tools.bench") else "mahjong_env.vector"
+        vector = importlib.import_module(vector_module).VectorMahjong
+        theirs = _package_modules()
+        found = Path(theirs[_PACKAGE].__file__).resolve()
+        if checkout not in found.parents:
+            raise ValueError(f"importing from {checkout} found mahjong_env in {found}, not in that checkout")
+    finally:
+        sys.path.remove(str(checkout))
+        _use(mine)
+    return theirs, vector, bench
+
+
+def interleaved(
+    this: Path, other: Path, variant: str, num_envs: int, seconds: float, pairs: int, warmup_hands: int
+) -> dict[str, Any]:
+    """Section c's `VectorMahjong` of both checkouts in this one process, in turns of
+    ``seconds`` each, ``pairs`` times (the order alternating): both versions meet the machine
+    as it is within the same second, which a busy VM's drift between runs does not allow. The
+    CPU time of the env's steps alone is counted (the random policy's is not)."""
+    import numpy as np
+
+    from mahjong_env.adapters.vector import VectorMahjong
+    from mahjong_env.tools import bench as own_bench
+
+    other = other.resolve()
+    theirs, their_vector, their_bench = _load_other(other)
+    mine = _package_modules()
+    sides: dict[str, dict[str, Any]] = {}
+    for side, modules, vector, bench in (
+        ("this", mine, VectorMahjong, own_bench),
+        ("other", theirs, their_vector, their_bench),
+    ):
+        _use(modules)
+        bench._warm_up(variant, warmup_hands)
+        venv = vector(variant, num_envs, seed=0)
+        _, masks, _ = venv.reset()
+        sides[side] = {"modules": modules, "venv": venv, "masks": masks, "rng": np.random.default_rng(0), "rates": []}
+    try:
+        for p in range(pairs):
+            for side in ("this", "other") if p % 2 else ("other", "this"):
+                s = sides[side]
+                _use(s["modules"])
+                venv, rng, masks = s["venv"], s["rng"], s["masks"]
+                spent, steps, start = 0.0, 0, time.perf_counter()
+                while time.perf_counter() - start < seconds:
+                    scores = rng.random(masks.shape, dtype=np.float32)
+                    scores *= masks
+                    actions = scores.argmax(axis=1)
+                    cpu = time.process_time()
+                    _, masks, _, _, _, _ = venv.step(actions)
+                    spent += time.process_time() - cpu
+                    steps += 1
+                s["masks"] = masks
+                s["rates"].append(steps * num_envs / spent)
+    finally:
+        _use(mine)
+    row = {
+        "variant": variant,
+        "section": f"c. VectorMahjong N={num_envs}, 1 core, interleaved",
+        "this": sides["this"]["rates"],
+        "other": sides["other"]["rates"],
+        **paired_ratio(sides["this"]["rates"], sides["other"]["rates"]),
+    }
+    return {
+        "this": str(this.resolve()),
+        "other": str(other),
+        "argv": [f"--interleave {seconds:g} s x {pairs}"],
+        "rows": [row],
+    }
