@@ -245,6 +245,17 @@ def config(agents: tuple[tuple[str, str], ...], deals: int = 1, **kwargs: Any) -
     return TournamentConfig(variant="changchun", agents=agents, deals=deals, seed=kwargs.pop("seed", 5), **kwargs)
 
 
+def run_cli(tmp_path: Path, entrant: str, *extra: str, workers: int = 1, timeout: float = 120) -> None:
+    """``python -m agents.tournament``: ``entrant`` (``name=spec``) against random for one deal
+    into ``tmp_path/t.sqlite``, in a subprocess (an agent may kill it); it must exit 0."""
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", entrant, "random",
+         "--deals", "1", *extra, "--workers", str(workers), "--db", "t.sqlite", "--quiet", "--no-report"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr)
+
+
 def check_accounted(db: Path, expected: int) -> Counter:
     """Every hand is stored once, zero-sum, with each forfeit charged to the seat that made it
     (−3 for it, +1 for each other seat, API.md "Actions"); returns (agent, kind) counts."""
@@ -280,14 +291,7 @@ def test_an_agent_that_catches_base_exception_is_killed_at_the_deadline(tmp_path
 
 
 def test_an_infinite_loop_that_catches_everything_does_not_hang_the_tournament(tmp_path):
-    looper = spec(InfiniteLooper)
-    result = subprocess.run(
-        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"loop={looper}",
-         "random", "--deals", "1", "--move-timeout", "0.5", "--workers", "1", "--db", "t.sqlite", "--quiet",
-         "--no-report"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    run_cli(tmp_path, f"loop={spec(InfiniteLooper)}", "--move-timeout", "0.5")
     assert check_accounted(tmp_path / "t.sqlite", 2) == {("loop", "timeout"): 2}
 
 
@@ -340,14 +344,7 @@ def test_a_malformed_or_stale_reply_is_a_forfeit_of_the_agent_that_wrote_it(tmp_
 
 
 def test_a_reply_that_stops_halfway_times_out_instead_of_hanging(tmp_path):
-    writer = spec(WireWriter, how="half-frame")
-    result = subprocess.run(
-        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"writer={writer}",
-         "random", "--deals", "1", "--move-timeout", "0.5", "--workers", "0", "--db", "t.sqlite", "--quiet",
-         "--no-report"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    run_cli(tmp_path, f"writer={spec(WireWriter, how='half-frame')}", "--move-timeout", "0.5", workers=0, timeout=60)
     assert check_accounted(tmp_path / "t.sqlite", 2) == {("writer", "timeout"): 2}
 
 
@@ -356,13 +353,7 @@ def test_a_reply_that_stops_halfway_times_out_instead_of_hanging(tmp_path):
 
 @pytest.mark.parametrize("workers", [0, 1])
 def test_an_agent_that_kills_its_parent_forfeits_and_the_run_goes_on(tmp_path, workers):
-    killer = spec(Killer, whom="parent")
-    result = subprocess.run(
-        [sys.executable, "-m", "agents.tournament", "--variant", "changchun", "--agents", f"killer={killer}",
-         "random", "--deals", "1", "--workers", str(workers), "--db", "t.sqlite", "--quiet", "--no-report"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 0, (result.returncode, result.stderr)  # before: the run (or its hands) died
+    run_cli(tmp_path, f"killer={spec(Killer, whom='parent')}", workers=workers)  # before: the run (or its hands) died
     assert check_accounted(tmp_path / "t.sqlite", 2) == {("killer", "exit"): 2}
 
 
