@@ -280,6 +280,11 @@ class MahjongEnv(AECEnv):
     # ------------------------------------------------------------------ stepping
 
     def step(self, action: int | None) -> None:
+        self._step(action, self.illegal_action == "raise")
+
+    def _step(self, action: int | None, raise_illegal: bool) -> None:
+        """`step`; an illegal action raises ValueError (changing nothing) if ``raise_illegal``,
+        else the mover forfeits (API.md ``illegal_action="penalize"``)."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -292,7 +297,7 @@ class MahjongEnv(AECEnv):
             action = action_int(action)
         legal = game.legal_actions()
         is_legal = action in legal
-        if not is_legal and self.illegal_action == "raise":
+        if not is_legal and raise_illegal:
             # checked before anything changes: a rejected call leaves the env as it was (API.md)
             raise ValueError(A.illegal_action_message(action, agent, legal))
         self.infos[agent].pop("result", None)
@@ -329,12 +334,7 @@ class MahjongEnv(AECEnv):
         opponents); ``action`` is the illegal id it gave, the record logs it (None: no id)."""
         if action is not None and action in self.game.legal_actions():
             raise ValueError(f"action {A.action_name(action)} is legal: a forfeit needs an illegal one")
-        policy = self.illegal_action
-        self.illegal_action = "penalize"
-        try:
-            self.step(action)
-        finally:
-            self.illegal_action = policy
+        self._step(action, raise_illegal=False)
 
     def _first_live(self) -> str:
         return self.agents[0] if self.agents else AGENTS[0]
