@@ -523,17 +523,14 @@ def _main_against(args: argparse.Namespace) -> int:
             variants = VARIANTS if args.variant == "both" else (args.variant,)
             bench_compare.bench_module(args.against)  # a clear error first
             rows = [
-                row
+                bench_compare.interleaved(args.against, variant, n, args.seconds, args.rounds, args.warmup_hands)
                 for variant in variants
                 for n in args.sizes
-                for row in bench_compare.interleaved(
-                    this, args.against, variant, n, args.seconds, args.rounds, args.warmup_hands
-                )["rows"]
             ]
             result = {
                 "this": str(this),
                 "other": str(args.against.resolve()),
-                "argv": argv + ["--interleave"],
+                "argv": [*argv, "--interleave"],
                 "rows": rows,
             }
         else:

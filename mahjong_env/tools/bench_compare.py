@@ -183,12 +183,13 @@ def _load_other(checkout: Path) -> tuple[dict[str, Any], Any, Any]:
 
 
 def interleaved(
-    this: Path, other: Path, variant: str, num_envs: int, seconds: float, pairs: int, warmup_hands: int
+    other: Path, variant: str, num_envs: int, seconds: float, pairs: int, warmup_hands: int
 ) -> dict[str, Any]:
     """Section c's `VectorMahjong` of both checkouts in this one process, in turns of
     ``seconds`` each, ``pairs`` times (the order alternating): both versions meet the machine
     as it is within the same second, which a busy VM's drift between runs does not allow. The
-    CPU time of the env's steps alone is counted (the random policy's is not)."""
+    CPU time of the env's steps alone is counted (the random policy's is not). Returns the
+    row of `compare`'s result for it."""
     import numpy as np
 
     from mahjong_env.adapters.vector import VectorMahjong
@@ -226,16 +227,10 @@ def interleaved(
                 s["rates"].append(steps * num_envs / spent)
     finally:
         _use(mine)
-    row = {
+    return {
         "variant": variant,
         "section": f"c. VectorMahjong N={num_envs}, 1 core, interleaved",
         "this": sides["this"]["rates"],
         "other": sides["other"]["rates"],
         **paired_ratio(sides["this"]["rates"], sides["other"]["rates"]),
-    }
-    return {
-        "this": str(this.resolve()),
-        "other": str(other),
-        "argv": [f"--interleave {seconds:g} s x {pairs}"],
-        "rows": [row],
     }
