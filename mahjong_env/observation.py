@@ -545,7 +545,8 @@ class ObservationEncoder:
         as `encode` (and `encode_batch`), with the numpy work of a single observation."""
         out = np.empty((NUM_CHANNELS, NUM_KINDS), np.float32)
         head = self._head
-        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=head)
+        # counts are 0..4, so "clip" never clips; it spares the bounds check's buffered copy of ``out``
+        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=head, mode="clip")
         out[0:_PUB] = head[0:_PUB]
         index: list[int] = []
         value: list[float] = []
@@ -736,7 +737,7 @@ def encode_batch(
         encoder = encoders[i]
         encoder._private(game, seat, out[i], i * stride, index, value, scalars, extra)
         visibles[i] = encoder._visible
-    held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1)
+    held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1, mode="clip")
     out[:, 0:4] = held[0:4].swapaxes(0, 1)
     out[:, 4:_PUB] = 0.0
     out[:, _PUB_END:_ROW_VISIBLE] = 0.0
