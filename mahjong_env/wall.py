@@ -41,10 +41,11 @@ def shuffled_deal(seed: int, hand_index: int, dealer: int) -> tuple[list[list[in
 class Dice:
     """One hand's dice: forced sums first (reset option ``dice``), then the hand's dice stream."""
 
-    __slots__ = ("_rng", "_forced", "rolls")
+    __slots__ = ("_seed", "_hand_index", "_rng", "_forced", "rolls")
 
     def __init__(self, seed: int, hand_index: int, forced: list[int] | None = None) -> None:
-        self._rng = _stream(seed, 2, hand_index)
+        self._seed, self._hand_index = seed, hand_index
+        self._rng: np.random.Generator | None = None  # made at the first roll: many hands roll no dice
         self._forced = list(forced or [])
         self.rolls: list[int] = []
 
@@ -53,6 +54,8 @@ class Dice:
         if self._forced:
             total = self._forced.pop(0)
         else:
+            if self._rng is None:
+                self._rng = _stream(self._seed, 2, self._hand_index)
             total = int(self._rng.integers(1, 7, size=count).sum())
         self.rolls.append(total)
         return total

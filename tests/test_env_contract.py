@@ -268,7 +268,7 @@ def test_gym_reset_deals_again_when_the_opponents_end_the_episode_first() -> Non
     obs, info = env.reset(seed=4, options=FIRST_DISCARD_WINS)
     assert info["redeals"] == 1
     assert env.action_masks().any() and env.aec.agent_selection == "player_2"
-    assert env.aec.game.hand_records[0]["hands"] != FIRST_DISCARD_WINS["hands"]  # a fresh deal, not the one that ended
+    assert env.aec.record()["hands"][0]["hands"] != FIRST_DISCARD_WINS["hands"]  # a fresh deal, not the one that ended
     again, info2 = env.reset(seed=4, options=FIRST_DISCARD_WINS)
     assert np.array_equal(obs, again) and info2["redeals"] == 1  # deterministic per seed
     # without the winning deal nothing is dealt again

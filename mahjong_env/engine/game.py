@@ -68,6 +68,34 @@ class HandRecord(TypedDict):
     result: HandResult | None
 
 
+class _HandLog:
+    """One hand as the engine logs it: the deal as tile indices, formatted only when a record
+    is asked for (`record`), not at every deal."""
+
+    __slots__ = ("dealer", "hands", "wall", "dice", "actions", "result")
+
+    def __init__(
+        self, dealer: int, hands: list[list[int]], wall: list[int], dice: list[int], actions: list[list[int | str]]
+    ) -> None:
+        self.dealer = dealer
+        self.hands = tuple(map(tuple, hands))  # copies: the deal as dealt, whatever its caller does with its lists
+        self.wall = tuple(wall)
+        self.dice = dice  # the hand's own lists: rolls and actions are appended as the hand goes on
+        self.actions = actions
+        self.result: HandResult | None = None
+
+    def record(self) -> HandRecord:
+        """This hand's entry of a game record, its lists copies."""
+        return {
+            "dealer": self.dealer,
+            "hands": [format_tiles(h) for h in self.hands],
+            "wall": format_tiles(self.wall),
+            "dice": list(self.dice),
+            "actions": [list(a) for a in self.actions],
+            "result": self.result,
+        }
+
+
 class Game:
     """One match of ``num_hands`` hands under a rule set."""
 
@@ -79,7 +107,7 @@ class Game:
         self.seed = 0
         self.over = True
         self.ledger = Ledger()
-        self.hand_records: list[HandRecord] = []
+        self.hand_logs: list[_HandLog] = []
         # the current hand (start_hand deals it)
         self.seats: list[SeatState] = []
         self.wall = Wall([])
@@ -139,7 +167,7 @@ class Game:
         self.dealer = dealer
         self.hand_index = 0
         self.ledger.start_match(silver)
-        self.hand_records = []
+        self.hand_logs = []
         self.over = False
 
     def start_hand(self, hands: list[list[int]], wall: list[int], dice: list[int] | None = None) -> None:
@@ -163,16 +191,7 @@ class Game:
         self.result = None
         self.ledger.start_hand(self.rules.hand_base(self))
         self.log = []
-        self.hand_records.append(
-            {
-                "dealer": self.dealer,
-                "hands": [format_tiles(h) for h in hands],
-                "wall": format_tiles(wall),
-                "dice": self.dice.rolls,
-                "actions": self.log,
-                "result": None,
-            }
-        )
+        self.hand_logs.append(_HandLog(self.dealer, hands, wall, self.dice.rolls, self.log))
         self._legal = None
         self.seats[self.dealer].drawn = None
         self._decide(_TURN, self.dealer)
@@ -658,7 +677,7 @@ class Game:
         result = hand_result(self.ledger, outcome, self.dealer, winner, method, tile, settlement)
         self.result = result
         result["next_dealer"] = self.next_hand_dealer()
-        self.hand_records[-1]["result"] = result
+        self.hand_logs[-1].result = result
         if outcome is Outcome.ILLEGAL or self.hand_index + 1 >= self.num_hands:
             self.over = True
 
@@ -683,10 +702,5 @@ class Game:
 
     def match_record(self, variant: str, config: Mapping[str, object]) -> dict[str, object]:
         """JSON-serialisable record of the match so far (API.md "Game records")."""
-        hands = []
-        for entry in self.hand_records:
-            item = dict(entry)
-            item["dice"] = list(entry["dice"])
-            item["actions"] = [list(a) for a in entry["actions"]]
-            hands.append(item)
+        hands = [log.record() for log in self.hand_logs]
         return {"variant": variant, "config": config, "num_hands": self.num_hands, "seed": self.seed, "hands": hands}
