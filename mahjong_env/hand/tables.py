@@ -78,12 +78,6 @@ def _minus(c: bytes, *kinds: int) -> bytes:
     return bytes(out)
 
 
-def _plus(c: bytes, k: int) -> bytes:
-    out = bytearray(c)
-    out[k] += 1
-    return bytes(out)
-
-
 def _has_sequence(c: bytes, i: int) -> bool:
     """Whether ``c`` holds the sequence starting at position ``i`` (never for honors)."""
     return len(c) == 9 and i <= 6 and c[i + 1] > 0 and c[i + 2] > 0
@@ -92,9 +86,11 @@ def _has_sequence(c: bytes, i: int) -> bool:
 _STATUS: dict[bytes, int] = {}
 
 
-def _status(c: bytes) -> int:
-    """SETS, SETS_AND_PAIR or OTHER, by trying the lowest held kind in every set it can start."""
-    rest = sum(c) % 3
+def _status(c: bytes, rest: int) -> int:
+    """SETS, SETS_AND_PAIR or OTHER, by trying the lowest held kind in every set it can start.
+
+    ``rest`` is ``sum(c) % 3``, which the callers know: only a 3n group can be SETS and only a
+    3n+2 group SETS_AND_PAIR."""
     if rest == 1:
         return OTHER
     known = _STATUS.get(c)
@@ -103,63 +99,77 @@ def _status(c: bytes) -> int:
     i = _first(c)
     if i < 0:
         status = SETS
-    elif rest == 0:
-        ok = (c[i] >= 3 and _status(_minus(c, i, i, i)) == SETS) or (
-            _has_sequence(c, i) and _status(_minus(c, i, i + 1, i + 2)) == SETS
-        )
-        status = SETS if ok else OTHER
-    else:
-        ok = (
-            (c[i] >= 2 and _status(_minus(c, i, i)) == SETS)
-            or (c[i] >= 3 and _status(_minus(c, i, i, i)) == SETS_AND_PAIR)
-            or (_has_sequence(c, i) and _status(_minus(c, i, i + 1, i + 2)) == SETS_AND_PAIR)
-        )
-        status = SETS_AND_PAIR if ok else OTHER
+    else:  # the lowest held kind i is the pair, a triplet or the start of a sequence
+        want = SETS if rest == 0 else SETS_AND_PAIR
+        n = c[i]
+        less = bytearray(c)  # c less that pair or set
+        ok = False
+        if rest == 2 and n >= 2:
+            less[i] = n - 2
+            ok = _status(bytes(less), 0) == SETS
+        if not ok and n >= 3:
+            less[i] = n - 3
+            ok = _status(bytes(less), rest) == want
+        if not ok and _has_sequence(c, i):
+            less[i] = n - 1
+            less[i + 1] -= 1
+            less[i + 2] -= 1
+            ok = _status(bytes(less), rest) == want
+        status = want if ok else OTHER
     _STATUS[c] = status
     return status
 
 
 _ADD_MASKS: dict[bytes, tuple[int, int]] = {}
+_NO_MASKS = (0, 0)
 
 
-def _add_masks(c: bytes) -> tuple[int, int]:
-    """(wa, wb): kinds whose addition makes ``c`` SETS / SETS_AND_PAIR (memoised: the groups
-    one tile smaller than a `READY` key recur across keys)."""
+def _add_masks(c: bytes, rest: int) -> tuple[int, int]:
+    """(wa, wb): kinds whose addition makes ``c`` SETS / SETS_AND_PAIR; ``rest`` is ``sum(c)
+    % 3`` (memoised: the groups one tile smaller than a `READY` key recur across keys)."""
+    if not rest:  # a 3n group plus one tile is 3n+1: neither status, no addition counts
+        return _NO_MASKS
     known = _ADD_MASKS.get(c)
     if known is not None:
         return known
-    wa = wb = 0
-    if sum(c) % 3:  # a 3n group plus one tile is 3n+1: neither status, no addition counts
-        for r, n in enumerate(c):
-            if n < 4:
-                status = _status(_plus(c, r))
-                if status == SETS:
-                    wa |= 1 << r
-                elif status == SETS_AND_PAIR:
-                    wb |= 1 << r
-    masks = _ADD_MASKS[c] = _shared((wa, wb))
+    # 3n+1 plus a tile can only be SETS_AND_PAIR (wb), 3n+2 plus a tile only SETS (wa)
+    target, bigger = (SETS_AND_PAIR, 2) if rest == 1 else (SETS, 0)
+    found = 0
+    b = bytearray(c)  # one buffer for every addition
+    for r, n in enumerate(c):
+        if n < 4:
+            b[r] = n + 1
+            if _status(bytes(b), bigger) == target:
+                found |= 1 << r
+            b[r] = n
+    masks = _ADD_MASKS[c] = _shared((0, found) if rest == 1 else (found, 0))
     return masks
 
 
 def _ready_entry(c: bytes) -> tuple[int, ...]:
     """The READY tuple of one group in local positions (bit ``r`` is the group's kind ``r``)."""
-    wa, wb = _add_masks(c)
+    rest = sum(c) % 3
+    smaller_rest = (rest + 2) % 3
+    wa, wb = _add_masks(c, rest)
     drop_sets = drop_pair = drop_wa = drop_wb = 0
+    b = bytearray(c)  # one buffer for every removal
     for r, n in enumerate(c):
         if n:
-            smaller = _minus(c, r)
-            status = _status(smaller)
+            b[r] = n - 1
+            smaller = bytes(b)
+            b[r] = n
+            status = _status(smaller, smaller_rest)
             bit = 1 << r
             if status == SETS:
                 drop_sets |= bit
             elif status == SETS_AND_PAIR:
                 drop_pair |= bit
-            smaller_wa, smaller_wb = _add_masks(smaller)
+            smaller_wa, smaller_wb = _add_masks(smaller, smaller_rest)
             if smaller_wa:
                 drop_wa |= bit
             if smaller_wb:
                 drop_wb |= bit
-    return (_status(c), wa, wb, drop_sets, drop_pair, drop_wa, drop_wb)
+    return (_status(c, rest), wa, wb, drop_sets, drop_pair, drop_wa, drop_wb)
 
 
 _DECOMPOSITION_MEMO: dict[bytes, tuple[RawDecomposition, ...]] = {}
