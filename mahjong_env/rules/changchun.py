@@ -396,14 +396,18 @@ class ChangchunRules(RuleSet):
             return True
         return not self._single_left(st, 1, 1)
 
-    def _declarable(self, st: SeatState, kind: str) -> list[int] | None:
-        """C5: the tiles a declaration of ``kind`` would take from the dealt tiles still held."""
-        dealt_held = list(map(min, st.counts, st.dealt))
+    def _declarable(self, dealt_held: list[int], kind: str) -> list[int] | None:
+        """C5: the tiles a declaration of ``kind`` would take from ``dealt_held``, the counts
+        of the dealt tiles still held (`_dealt_held`)."""
         cfg = self.config
         return declaration_tiles(kind, dealt_held, three_winds=cfg.xuanfeng_three_winds, yaoji=cfg.yaoji_wild)
 
+    @staticmethod
+    def _dealt_held(st: SeatState) -> list[int]:
+        return list(map(min, st.counts, st.dealt))
+
     def declaration_tiles(self, game: Game, seat: int, kind: str) -> list[int]:
-        tiles = self._declarable(game.seats[seat], kind)
+        tiles = self._declarable(self._dealt_held(game.seats[seat]), kind)
         assert tiles is not None
         return tiles
 
@@ -424,10 +428,11 @@ class ChangchunRules(RuleSet):
         counts = st.counts
         acts = []
         if st.first_turn:  # C5: declarations from the dealt tiles only
+            dealt_held = self._dealt_held(st)
             for kind in SPECIAL_GROUPS:
                 if kind in st.specials:
                     continue
-                tiles = self._declarable(st, kind)
+                tiles = self._declarable(dealt_held, kind)
                 if tiles is None:
                     continue
                 if len(tiles) == 4 and not self.wall_allows_kong(game):
