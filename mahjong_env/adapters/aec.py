@@ -37,6 +37,7 @@ __all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "val
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _SEAT = {name: i for i, name in enumerate(AGENTS)}
+_A0, _A1, _A2, _A3 = AGENTS
 _RESET_KEYS = {"dealer", "hands", "wall", "dice", "silver"}
 _OVER = Phase.OVER  # a module constant: an enum member read costs ~90 ns on Python 3.11
 
@@ -332,7 +333,8 @@ class MahjongEnv(AECEnv):
         else:
             game.penalize(seat, action)
         rewards = game.rewards
-        self.rewards = dict(zip(AGENTS, rewards))
+        r0, r1, r2, r3 = rewards
+        self.rewards = {_A0: r0, _A1: r1, _A2: r2, _A3: r3}  # a display: a third of dict(zip(...))'s time
         result = game.end_of_step()
         if result is not None:  # each agent its own copy: editing one changes no other, nor the record
             for a in AGENTS:
