@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gymnasium
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import mahjong_env
+from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
 
 VARIANTS = [xinjiang_v0, changchun_v0]
@@ -41,6 +43,33 @@ def test_metadata_and_spaces(module):
         assert env.observation_space(agent) is env.observation_space(agent)
         assert env.observe(agent)["action_mask"].dtype.name == "int8"
     assert raw.state().shape == raw.state_space.shape
+
+
+def _draws(space, n: int = 8) -> list[int]:
+    return [int(space.sample()) for _ in range(n)]
+
+
+def _seeded(seed: int) -> list[int]:
+    space = gymnasium.spaces.Discrete(A.NUM_ACTIONS)
+    space.seed(seed)
+    return _draws(space)
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_reset_seeds_the_action_space_as_seed_would(module):
+    # the space is seeded lazily (at its first sample), with the draws of seed(s) at reset
+    env = module.env()
+    space = env.action_space("player_0")
+    env.reset(seed=11)
+    assert _draws(space) == _seeded(11)
+    env.reset(seed=11)  # the same space object, seeded again by the reset
+    assert _draws(env.action_space("player_3")) == _seeded(11)
+    env.reset(seed=11)
+    space.seed(12)  # an explicit seed after the reset wins over the reset's
+    assert _draws(space) == _seeded(12)
+    env.reset(seed=5)
+    env.reset(seed=11)  # only the last reset's seed counts
+    assert _draws(space) == _seeded(11)
 
 
 @pytest.mark.parametrize("env_id", ["mahjong_env/xinjiang-v0", "mahjong_env/changchun-v0"])

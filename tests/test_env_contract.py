@@ -650,6 +650,26 @@ def test_an_edited_record_does_not_change_the_env() -> None:
     assert raw.infos["player_0"]["result"]["deltas"][0] != 999.0
 
 
+def test_the_record_shows_each_hand_as_dealt() -> None:
+    # the engine keeps the deal as tile indices and formats it only when a record is asked for
+    options = deal_options(["147m258p369s1234z5z", "23m456p789s111z99m", None, None], dealer=0)
+    env = changchun_v0.env(num_hands=2)
+    env.reset(seed=4, options=options)
+    dealt = env.unwrapped.record()["hands"][0]
+    assert dealt["hands"] == [format_tiles(parse_tiles(h)) for h in options["hands"]]
+    assert dealt["wall"] == format_tiles(parse_tiles(options["wall"]))
+    rng = random.Random(0)
+    for agent in env.agent_iter():  # both hands: tiles move, the record of the first deal does not
+        obs, _, termination, truncation, _ = env.last()
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(None if termination or truncation else int(rng.choice(legal)))
+    played = env.unwrapped.record()
+    assert [played["hands"][0][key] for key in ("hands", "wall")] == [dealt["hands"], dealt["wall"]]
+    second = env.unwrapped.game.hand_logs[1]
+    assert played["hands"][1]["wall"] == format_tiles(second.wall) and len(played["hands"]) == 2
+    replay(played)
+
+
 @pytest.mark.parametrize("bad", [1.0, 2.0, True, False, np.bool_(True), np.float64(1.0), "1", 4, -1, [1]])
 def test_render_seat_must_be_a_seat_number(bad: Any) -> None:
     with pytest.raises(ValueError, match=rf"render_seat .* got {re.escape(repr(bad))}"):
