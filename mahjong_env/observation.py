@@ -448,7 +448,12 @@ class ObservationEncoder:
         self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
         self._out: np.ndarray | None = None  # the last ``out`` of `encode` and its batch view
         self._out_batch = self._single
-        self._head = np.empty((_PUB + 1, NUM_KINDS), np.float32)  # `observation`'s hand rows
+        buf = self._buf = np.zeros((NUM_CHANNELS, NUM_KINDS), np.float32)  # `observation` writes here
+        self._buf_head = buf[0 : _PUB + 1]  # the hand rows, zeros, then the counts in the first public row
+        self._buf_counts = buf[_PUB]
+        self._buf_visible = buf[_ROW_VISIBLE]
+        self._buf_unset = buf[_PUB_END:_ROW_VISIBLE]  # rows of sparse entries only
+        self._buf_flat = memoryview(buf).cast("B").cast("f")  # one slot at a time: no numpy scalars
 
     def _sync(self, game: Any) -> None:
         public = self.public
@@ -542,26 +547,28 @@ class ObservationEncoder:
 
     def observation(self, game: Any, seat: int) -> np.ndarray:
         """Seat ``seat``'s observation as a new ``(NUM_CHANNELS, 34)`` array: the same values
-        as `encode` (and `encode_batch`), with the numpy work of a single observation."""
-        out = np.empty((NUM_CHANNELS, NUM_KINDS), np.float32)
-        head = self._head
+        as `encode` (and `encode_batch`), with the numpy work of a single observation.
+
+        It is written into this encoder's own buffer, through views made once, and returned
+        as a copy."""
+        buf = self._buf
+        self._sync(game)
         # counts are 0..4, so "clip" never clips; it spares the bounds check's buffered copy of ``out``
-        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=head, mode="clip")
-        out[0:_PUB] = head[0:_PUB]
+        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=self._buf_head, mode="clip")
+        np.add(self._visible, self._buf_counts, out=self._buf_visible)  # meld tiles, rivers, own hand
         index: list[int] = []
         value: list[float] = []
         scalars: list[Any] = []
         extra: list[tuple[int, float]] = []
-        self._private(game, seat, out, 0, index, value, scalars, extra)
-        out[_PUB_END:_ROW_VISIBLE] = 0.0
-        flat = out.reshape(-1)
+        self._private(game, seat, buf, 0, index, value, scalars, extra, synced=True)  # over the counts row
+        self._buf_unset.fill(0.0)
+        flat = self._buf_flat
         for at, v in zip(index, value):
             flat[at] = v
-        np.add(self._visible, head[_PUB], out=out[_ROW_VISIBLE])  # visible: meld tiles, rivers, own hand
         for at, count in extra:
             flat[at] += count
-        _PACK_SCALARS_INTO(out, _BYTE_AT_SCALARS, *scalars)  # float32 bytes written in place
-        return out
+        _PACK_SCALARS_INTO(buf, _BYTE_AT_SCALARS, *scalars)  # float32 bytes written in place
+        return buf.copy()
 
     def _private(
         self,
@@ -573,13 +580,15 @@ class ObservationEncoder:
         value: list[float],
         scalars: list[Any],
         extra: list[tuple[int, float]],
+        synced: bool = False,
     ) -> None:
         """One observation's table-specific part: sync (``_visible`` then holds every seat's
         meld tiles and river), the rotated public block, the sparse private entries (flat
         ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat
         ``(index, count)`` pairs that the own hand does not show but that are visible all the
         same (the seen bao, own hidden kongs)."""
-        self._sync(game)
+        if not synced:
+            self._sync(game)
         st = game.seats[seat]
         phase = game.phase
         deciding = game.actor == seat
