@@ -560,7 +560,7 @@ class ObservationEncoder:
         value: list[float] = []
         scalars: list[Any] = []
         extra: list[tuple[int, float]] = []
-        self._private(game, seat, buf, 0, index, value, scalars, extra, synced=True)  # over the counts row
+        self._private(game, seat, buf, 0, index, value, scalars, extra)  # over the counts row
         self._buf_unset.fill(0.0)
         flat = self._buf_flat
         for at, v in zip(index, value):
@@ -580,15 +580,12 @@ class ObservationEncoder:
         value: list[float],
         scalars: list[Any],
         extra: list[tuple[int, float]],
-        synced: bool = False,
     ) -> None:
-        """One observation's table-specific part: sync (``_visible`` then holds every seat's
-        meld tiles and river), the rotated public block, the sparse private entries (flat
+        """One observation's table-specific part, after `_sync` (``_visible`` then holds every
+        seat's meld tiles and river): the rotated public block, the sparse private entries (flat
         ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat
         ``(index, count)`` pairs that the own hand does not show but that are visible all the
         same (the seen bao, own hidden kongs)."""
-        if not synced:
-            self._sync(game)
         st = game.seats[seat]
         phase = game.phase
         deciding = game.actor == seat
@@ -744,6 +741,7 @@ def encode_batch(
         game, seat = games[i], seats[i]
         counts.append(bytes(game.seats[seat].counts))
         encoder = encoders[i]
+        encoder._sync(game)
         encoder._private(game, seat, out[i], i * stride, index, value, scalars, extra)
         visibles[i] = encoder._visible
     held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1, mode="clip")
