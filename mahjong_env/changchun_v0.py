@@ -36,7 +36,9 @@ Episode End
 Arguments
     ``env(render_mode=None, num_hands=1, render_seat=None, illegal_action="raise", profile="seed", **rules)``
 
-    - ``render_mode``: None, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+    - ``render_mode``: None, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints it,
+      also after each step) or ``"rgb_array"`` (an ``(H, W, 3)`` ``uint8`` picture of the same
+      content, `mahjong_env.adapters.picture`).
     - ``num_hands``: hands per episode; a match rotates the dealer by R11 and carries the
       scores over.
     - ``render_seat``: None renders the full table, a seat 0-3 that player's view.
@@ -50,25 +52,37 @@ Arguments
     ``reset(seed=None, options=None)``: options ``dealer``, ``hands`` + ``wall`` (a custom
     deal), ``dice``, ``silver`` (API.md "Reset options"); every option is checked before
     anything changes. ``env()`` wraps ``raw_env`` in PettingZoo's ``AssertOutOfBoundsWrapper``
-    and ``OrderEnforcingWrapper``.
+    and ``OrderEnforcingWrapper``. ``parallel_env()`` (the same arguments) is the env under
+    PettingZoo's Parallel API, one mover per step: every live agent observes, only the mover's
+    mask is non-zero, and only the mover's action is needed (`mahjong_env.adapters.parallel`).
 
 Version History
-    v0: initial release.
+    v0: initial release; ``render_mode="rgb_array"`` and ``parallel_env()`` added (no change
+    to play).
 """
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from mahjong_env.adapters.aec import MahjongEnv, make_env_factory
+from mahjong_env.adapters.parallel import make_parallel_factory
 from mahjong_env.rules.changchun import ChangchunConfig, ChangchunRules
 
-__all__ = ["env", "raw_env"]
+__all__ = ["env", "parallel_env", "raw_env"]
 
 
 class raw_env(MahjongEnv):  # noqa: N801 (PettingZoo naming)
-    metadata = {"render_modes": ["ansi", "human"], "name": "changchun_v0", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "name": "changchun_v0",
+        "is_parallelizable": False,
+        "render_fps": 4,
+    }
     __doc__ = __doc__  # help(raw_env) shows the module's documentation
     rules_class = ChangchunRules
     config_class = ChangchunConfig
 
 
 env = make_env_factory(raw_env)
+parallel_env = make_parallel_factory(raw_env)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+
 import gymnasium
+import numpy as np
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
+from scenario import deal_options
 
 import mahjong_env
 from mahjong_env import actions as A
 from mahjong_env import changchun_v0, xinjiang_v0
+from mahjong_env.adapters.picture import FRAME_HEIGHT, FRAME_WIDTH
 
 VARIANTS = [xinjiang_v0, changchun_v0]
 
@@ -31,11 +36,41 @@ def test_render_test(module):
 
 
 @pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_rgb_frames_have_one_size_and_follow_the_game(module):
+    env = module.env(render_mode="rgb_array")
+    env.reset(seed=5)
+    frames = [env.render()]
+    for _ in range(12):
+        observation, *_ = env.last()
+        env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+        frames.append(env.render())
+    assert {(f.shape, f.dtype.name) for f in frames} == {((FRAME_HEIGHT, FRAME_WIDTH, 3), "uint8")}
+    assert all(not np.array_equal(a, b) for a, b in itertools.pairwise(frames))
+
+
+def test_a_seats_frame_shows_no_hidden_tile():
+    """Two deals that differ only in tiles seat 0 cannot see (R13) give seat 0 the same frame;
+    the full table's frames differ."""
+    dealer = "1119m2345p6789s13z"
+    deals = [deal_options([dealer, "111p999p111s999s5z", None, None]), deal_options([dealer, None, None, None])]
+    seat_frames, table_frames = [], []
+    for options in deals:
+        for render_seat, frames in ((0, seat_frames), (None, table_frames)):
+            env = xinjiang_v0.env(render_mode="rgb_array", render_seat=render_seat)
+            env.reset(seed=1, options=options)
+            frames.append(env.render())
+    assert deals[0]["hands"][1] != deals[1]["hands"][1]
+    np.testing.assert_array_equal(seat_frames[0], seat_frames[1])
+    assert not np.array_equal(table_frames[0], table_frames[1])
+
+
+@pytest.mark.parametrize("module", VARIANTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_metadata_and_spaces(module):
     env = module.env()
     raw = env.unwrapped
     assert raw.metadata["name"] == module.__name__.rsplit(".", 1)[-1]
-    assert {"ansi", "human"} <= set(raw.metadata["render_modes"])
+    assert set(raw.metadata["render_modes"]) == {"ansi", "human", "rgb_array"}
+    assert raw.metadata["render_fps"] > 0
     assert raw.metadata["is_parallelizable"] is False
     env.reset(seed=3)
     for agent in env.possible_agents:
@@ -87,7 +122,7 @@ def test_unknown_keyword_and_bad_values_raise(module):
     with pytest.raises(ValueError, match="num_hands"):
         module.env(num_hands=0)
     with pytest.raises(ValueError, match="render_mode"):
-        module.env(render_mode="rgb_array")
+        module.env(render_mode="video")
     with pytest.raises(ValueError, match="allow_tianhu"):
         module.env(allow_tianhu="yes")
 

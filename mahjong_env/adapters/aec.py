@@ -21,6 +21,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from mahjong_env import actions as A
+from mahjong_env.adapters.picture import table_picture
 from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
@@ -171,9 +172,10 @@ class MahjongEnv(AECEnv):
     """Four-player mahjong as a PettingZoo AEC environment; see the variant modules' docs."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "mahjong",
         "is_parallelizable": False,
+        "render_fps": 4,
     }
     rules_class: ClassVar[type]
     config_class: ClassVar[type]
@@ -422,14 +424,22 @@ class MahjongEnv(AECEnv):
         """Privileged global state for centralised critics (never given to tournament agents)."""
         return encode_state(self.game)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The table (``render_seat`` None) or that seat's view: text (``"ansi"``), printed
+        (``"human"``, also after every step that seat may see) or an RGB frame (``"rgb_array"``,
+        `mahjong_env.adapters.picture`)."""
         if self.render_mode is None:
-            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            warnings.warn(
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=2
+            )
             return None
         if self.render_seat is None:
-            text = render_text(table_view(self.game, None, True), self.metadata["name"])
+            view = table_view(self.game, None, True)
         else:
-            text = self.render_view(AGENTS[self.render_seat])
+            view = self.view(AGENTS[self.render_seat])
+        if self.render_mode == "rgb_array":
+            return table_picture(view, self.metadata["name"])
+        text = render_text(view, self.metadata["name"])
         if self.render_mode == "human":
             print(text)
             return None

@@ -26,7 +26,18 @@ always). Points the learner received before its first decision within an episode
 or an earlier hand of a match the opponents finished) are not lost: they are added to the reward
 of its first step.
 
-Registered ids: ``mahjong_env/Xinjiang-v0`` and ``mahjong_env/Changchun-v0``.
+Rendering shows the learner's view only (R13): ``render_mode="ansi"`` (``render()`` returns
+the text), ``"human"`` (the text printed after every reset and step) or ``"rgb_array"`` (an
+``(H, W, 3)`` ``uint8`` frame, `mahjong_env.adapters.picture`; Stable-Baselines3's
+``make_vec_env`` asks for it).
+
+Registered ids: ``mahjong_env/Xinjiang-v0`` and ``mahjong_env/Changchun-v0``. The env is built
+from its id and keyword arguments alone (opponents given by name are built where the env is),
+so vector envs may build it in worker processes: SB3's ``SubprocVecEnv`` and
+``gym.make_vec(..., vectorization_mode="async")``. A worker started fresh (forkserver, spawn)
+knows the ids only if it imports ``mahjong_env``: it does when the main script imports it; from
+a notebook, ``python -c`` or pytest, use the id ``"mahjong_env:mahjong_env/Changchun-v0"``,
+whose ``module:`` prefix makes Gymnasium import the package first.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ import numpy as np
 
 from mahjong_env import actions as A
 from mahjong_env.adapters.aec import action_int
+from mahjong_env.adapters.picture import table_picture
 from mahjong_env.adapters.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 from mahjong_env.observation import observation_box
 from mahjong_env.variants import get_variant
@@ -52,7 +64,7 @@ end the hand before the learner acts get there."""
 class MahjongGymEnv(gym.Env):
     """One learner seat against fixed opponents; see the module docstring."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -68,10 +80,11 @@ class MahjongGymEnv(gym.Env):
         is_seat = isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat <= 3
         if seat != "random" and not is_seat:
             raise ValueError(f"seat must be 0-3 or 'random', got {seat!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self._opponent_specs = self._check_opponents(opponents)
-        self.aec = entry.raw_env(
-            num_hands=num_hands, render_mode=render_mode, illegal_action=illegal_action, **rule_overrides
-        )
+        # rendering is this env's (the learner's view, once per step), not the AEC env's
+        self.aec = entry.raw_env(num_hands=num_hands, illegal_action=illegal_action, **rule_overrides)
         self.variant = variant
         self.render_mode = render_mode
         self.seat_choice = seat if seat == "random" else int(seat)
@@ -135,6 +148,8 @@ class MahjongGymEnv(gym.Env):
                 )
             self._redeals += 1
             checked = checked.without_deal()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(0.0, False)[0], self._info()
 
     def _play_opponents(self) -> tuple[float, bool]:
@@ -197,13 +212,20 @@ class MahjongGymEnv(gym.Env):
         reward += self._carried
         self._carried = 0.0
         obs, _, _ = self._observe(reward, done)
+        if self.render_mode == "human":
+            self.render()
         return obs, float(reward), done, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as booleans (sb3-contrib MaskablePPO)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The learner's view (R13: never the opponents' hidden tiles): an RGB frame
+        (``"rgb_array"``, `mahjong_env.adapters.picture`), printed text (``"human"``: also
+        after every reset and step) or the text (``"ansi"``, and without a render mode)."""
+        if self.render_mode == "rgb_array":
+            return table_picture(self.aec.view(self.learner), self.aec.metadata["name"])
         text = self.aec.render_view(self.learner)
         if self.render_mode == "human":
             print(text)
