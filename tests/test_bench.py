@@ -108,3 +108,22 @@ def test_interleave_needs_against_and_section_c(capsys):
     with pytest.raises(SystemExit):
         bench.main(["--against", ".", "--interleave", "--sections", "ac"])
     assert "--interleave measures section c only" in capsys.readouterr().err
+
+
+def test_agents_bench_times_every_built_in_agent_by_default(capsys):
+    """``python -m agents.bench`` times what its help says: the heuristic, the random agent and,
+    with PyTorch, each shipped checkpoint in the variant it was trained for."""
+    import importlib.util
+
+    from agents import bench as agents_bench
+
+    rows = agents_bench.main(["--decisions", "1", "--variant", "both"])
+    timed = {(row["agent"], row["variant"]) for row in rows}
+    expected = {(agent, variant) for agent in ("heuristic", "random") for variant in ("xinjiang", "changchun")}
+    if importlib.util.find_spec("torch") is not None:
+        expected |= {(f"torch:{agents_bench.CHECKPOINTS / f'{v}.pt'}", v) for v in ("xinjiang", "changchun")}
+    assert timed == expected
+    assert all(row["decisions"] > 0 and row["ms_per_decision"] > 0 for row in rows)
+    (given,) = agents_bench.main(["--decisions", "1", "--variant", "changchun", "--agents", "random"])
+    assert (given["agent"], given["variant"]) == ("random", "changchun")
+    assert "random" in capsys.readouterr().out

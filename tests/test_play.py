@@ -212,3 +212,25 @@ def test_play_takes_a_rule_profile(tmp_path: Path) -> None:
     assert record["config"]["bao_dice"] == 1 and record["config"]["discard_all_pay"] is True
     done = subprocess.run(command[:6] + ["--profile", "mil2023"], input="", capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "mil2024" in done.stderr
+
+
+def test_a_saved_record_names_the_players_and_the_header_the_rules(tmp_path: Path) -> None:
+    """Issue 24: ``play --save`` records carry ``players`` (the replay shows who sat where) and
+    the header says which rule profile is played."""
+    from mahjong_env.tools.html_replay import replay_frames
+
+    save = tmp_path / "named.jsonl"
+    out = io.StringIO()
+    record = play(
+        "xinjiang", seat=2, opponents="random,heuristic,random", seed=7, save=save, stdin=io.StringIO("0\n" * 600),
+        stdout=out,
+    )  # fmt: skip
+    # the opponents sit after the person in turn order: seat 3, then 0, then 1
+    assert record["players"] == ["heuristic", "random", "human", "random"]
+    (saved,) = read_jsonl(save)
+    assert saved["players"] == record["players"] and replay(saved) == [saved["hands"][0]["result"]]
+    assert replay_frames(saved)["meta"]["players"] == record["players"]
+    assert "1 hand(s); rules: profile seed (the defaults)\n" in out.getvalue()
+    out = io.StringIO()
+    play("changchun", opponents="random", seed=3, profile="mil2024", stdin=io.StringIO(""), stdout=out)
+    assert "rules: profile mil2024\n" in out.getvalue()

@@ -627,3 +627,146 @@ def test_the_page_assets_are_package_data_read_through_importlib_resources() -> 
         html_replay.static_text("../records.py")
     # the narrator moved to its own module; the old import path still gives the same objects
     assert html_replay.Narrator is narrator.Narrator and html_replay.reason_text is narrator.reason_text
+
+
+# ---------------------------------------------------------------------- a researcher's first day (issue 24)
+
+
+def _tournament_db(path: Path) -> Path:
+    """A tournament-shaped database: deal 7 with seatings 0 and 1, players named by seat."""
+    records = [concealed_kong_record(), bao_record()]
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE hands (deal INTEGER, seating INTEGER, result TEXT, record TEXT)")
+    conn.execute("CREATE TABLE seats (deal INTEGER, seating INTEGER, seat INTEGER, agent TEXT)")
+    for i, r in enumerate(records):
+        conn.execute("INSERT INTO hands VALUES (?, ?, ?, ?)", (7, i, "{}", json.dumps(r)))
+        conn.executemany("INSERT INTO seats VALUES (?, ?, ?, ?)", [(7, i, s, f"bot{s}") for s in range(4)])
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_replay_without_o_is_named_after_the_deal_and_seating(tmp_path: Path, capsys: Any) -> None:
+    db = _tournament_db(tmp_path / "results.sqlite")
+    assert main(["replay", str(db), "--deal", "7", "--seating", "1"]) == 0
+    page = tmp_path / "results-deal7-seating1.html"
+    assert f"wrote {page}" in capsys.readouterr().out and "bot3" in page.read_text(encoding="utf-8")
+    assert main(["replay", str(db), "--deal", "7", "--seating", "0", "--seat", "2"]) == 0
+    assert (tmp_path / "results-deal7-seating0-seat2.html").exists()
+    assert main(["replay", str(db), "--deal", "7", "--record", "1"]) == 0  # the seating of the row picked
+    assert (tmp_path / "results-deal7-seating1.html").exists()
+    assert main(["replay", str(db), "--record", "1"]) == 0  # picked by record: named as before
+    assert (tmp_path / "results-1-0.html").exists() and not (tmp_path / "results-0-0.html").exists()
+
+
+def test_replay_says_which_deals_and_seatings_exist(tmp_path: Path, capsys: Any) -> None:
+    db = _tournament_db(tmp_path / "results.sqlite")
+    capsys.readouterr()
+    for extra in ([], ["--seating", "0"]):
+        assert main(["replay", str(db), "--deal", "9", *extra]) == 2
+        assert f"--deal 9 is out of range: {db} holds deals 7..7" in capsys.readouterr().err
+    assert main(["replay", str(db), "--deal", "7", "--seating", "4"]) == 2
+    assert f"--seating 4 is out of range for deal 7: {db} holds seatings 0..1 of it" in capsys.readouterr().err
+    empty = tmp_path / "empty.sqlite"
+    conn = sqlite3.connect(empty)
+    conn.execute("CREATE TABLE hands (deal INTEGER, seating INTEGER, record TEXT)")
+    conn.commit()
+    conn.close()
+    assert main(["replay", str(empty), "--deal", "0"]) == 2
+    assert f"no records in {empty}" in capsys.readouterr().err
+
+
+def test_a_damaged_database_is_called_damaged(tmp_path: Path, capsys: Any) -> None:
+    db = _tournament_db(tmp_path / "results.sqlite")
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(bytes(range(256)) * 8)  # not even the SQLite header
+    damaged = tmp_path / "damaged.sqlite"
+    data = bytearray(db.read_bytes())
+    data[100:] = b"\x07" * (len(data) - 100)  # the header kept, the schema and pages overwritten
+    damaged.write_bytes(bytes(data))
+    for path in (garbage, damaged):
+        for extra in ([], ["--deal", "7"]):
+            assert main(["replay", str(path), *extra]) == 2
+            err = capsys.readouterr().err
+            assert f"{path} is not a readable SQLite database: the file is damaged or not SQLite" in err, err
+            assert "--record" not in err and "JSON" not in err
+
+
+def _settlement_in_node(data: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """The settlement box as replay.js draws it at the last step, run by node with a minimal DOM."""
+    from mahjong_env.tools.html_replay import static_text
+
+    harness = r"""
+const fs = require("fs");
+const data = fs.readFileSync(process.argv[2], "utf8"), script = fs.readFileSync(process.argv[3], "utf8");
+class Node {
+  constructor(tag) { this.tag = tag; this.children = []; this.dataset = {}; this.className = ""; this.id = "";
+    this.text = ""; this.classList = { add: (c) => { this.className += " " + c; } }; }
+  appendChild(child) { this.children.push(child); return child; }
+  set textContent(v) { this.text = v === null || v === undefined ? "" : String(v); this.children = []; }
+  get textContent() { return this.text + this.children.map((c) => c.textContent).join(""); }
+  addEventListener() {}
+}
+const byId = {"replay-data": {textContent: data}};
+globalThis.document = {body: new Node("body"), createElement: (tag) => new Node(tag), addEventListener() {},
+  getElementById: (id) => byId[id] || (byId[id] = Object.assign(new Node("div"), {id}))};
+globalThis.location = {hash: "#step=last"};
+globalThis.history = {replaceState() {}};
+globalThis.window = {addEventListener() {}};
+(0, eval)(script);
+const dump = (n) => ({tag: n.tag, id: n.id, cls: n.className.trim(), data: n.dataset, text: n.text,
+  children: n.children.map(dump)});
+process.stdout.write(JSON.stringify(dump(byId["settlement-box"])));
+"""
+    files = {"harness.js": harness, "data.json": json.dumps(data), "replay.js": static_text("replay.js")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [NODE, *(str(tmp_path / n) for n in files)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return [tree] + [n for child in tree["children"] for n in _nodes(child)]
+
+
+def _text(node: dict[str, Any]) -> str:
+    return node["text"] + "".join(_text(c) for c in node["children"])
+
+
+NODE = shutil.which("node")
+
+
+def test_the_xinjiang_settlement_shows_the_silver_the_hand_moved(tmp_path: Path) -> None:
+    """X7: every payment moves points × base silver; the viewer shows each seat's silver won or
+    lost, its silver after the hand, and each payment's silver."""
+    record = greedy_record_with(xinjiang_v0, 15)  # player_1 self-draws: each other seat pays 1 point
+    result = record["hands"][0]["result"]
+    assert result["winner"] == 1 and result["method"] == "self_draw"
+    data = replay_frames(record)
+    start = data["meta"]["start"]
+    silver = data["frames"][-1]["silver"]
+    assert silver["base"] == start["base"] == 100  # 3500 // 35
+    points = [d + k for d, k in zip(result["deltas"], result["kong_deltas"])]
+    assert silver["moved"] == [p * 100 for p in points] == [-100.0, 300.0, -100.0, -100.0]
+    assert silver["after"] == [s + m for s, m in zip(start["silver"], silver["moved"])]
+    assert all("silver" not in frame for frame in data["frames"][:-1])
+    assert replay_frames(record, seat=2)["frames"][-1]["silver"] == silver  # public, like the result
+    assert "silver" not in replay_frames(bao_record())["frames"][-1]  # Changchun has no silver
+    if NODE is None:
+        pytest.skip("no node on PATH to run the page's script")
+    box = _nodes(_settlement_in_node(data, tmp_path))
+    rows = {int(n["data"]["seat"]): n for n in box if n["cls"] == "seat-total"}
+    for seat, row in rows.items():
+        cells = {c["cls"]: c["text"] for c in row["children"] if c["cls"]}
+        assert row["data"]["silver"] == str(int(silver["moved"][seat]))
+        assert cells == {"silver": f"{silver['moved'][seat]:+g}", "silver-after": f"{silver['after'][seat]:g}"}
+    headers = [n["text"] for n in box if n["tag"] == "th"]
+    assert "silver 银 won/lost" in headers and "silver 银 after" in headers and "silver 银" in headers
+    payments = [n for n in box if n["cls"] == "payment"]
+    assert len(payments) == 3 and all(_text(p).endswith("100") for p in payments)
+    assert any("base 底 100" in _text(n) for n in box if n["tag"] == "p")
+    changchun = _nodes(_settlement_in_node(replay_frames(bao_record()), tmp_path))
+    assert not any("silver" in n["text"] for n in changchun)

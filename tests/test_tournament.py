@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -19,12 +21,13 @@ import pytest
 
 from agents.tournament.cli import main, parse_agents
 from agents.tournament.config import TournamentConfig
-from agents.tournament.report import leaderboard_text, write_report
-from agents.tournament.runner import resolve_config, run_tournament
+from agents.tournament.report import _describe, leaderboard_text, rules_text, write_report
+from agents.tournament.runner import TournamentError, resolve_config, run_tournament
 from agents.tournament.schedule import schedule, seatings_for_deal
-from agents.tournament.stats import bootstrap_ratio, summarize
+from agents.tournament.stats import bootstrap_ratio, summarize, t_quantile
 from agents.tournament.storage import ResultStore
 from mahjong_env import replay
+from mahjong_env.tools.narrator import METHOD_TERMS
 
 TESTING = "agents.tournament.testing"
 REPO = Path(__file__).resolve().parents[1]
@@ -539,3 +542,166 @@ def test_a_capped_win_says_it_was_capped_in_the_report():
     win = {"outcome": "win", "winner": 0, "method": "discard", "fans": [["pinghu", 5], ["qingyise", 3]], "total_fan": 6}
     assert _describe(win, 0, {"fan_cap": 6}).endswith("capped at 6 fan (the fans add up to 8)")
     assert "capped" not in _describe(win, 1, {"fan_cap": 10})
+
+
+# ---------------------------------------------------------------------- a researcher's first day (issue 24)
+
+
+def test_a_resumed_run_reports_where_the_first_run_did(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = ["--variant", "changchun", "--agents", "random", "random", "--deals", "1", "--workers", "0", "--quiet"]
+    assert main(base) == 0  # no --db: runs/tournament/changchun-STAMP/results.sqlite, report/ beside it
+    (db,) = (tmp_path / "runs").rglob("results.sqlite")
+    first = db.parent / "report"
+    assert (first / "report.html").exists()
+    (first / "report.html").unlink()
+    resume = ["--db", str(db), "--resume", "--agents", "random", "random", "--workers", "0", "--quiet"]
+    assert main(resume + ["--deals", "2"]) == 0
+    assert (first / "report.html").exists() and not (db.parent / "results-report").exists()
+    assert main(resume + ["--deals", "3", "--report", "elsewhere"]) == 0  # --report says otherwise
+    assert (tmp_path / "elsewhere" / "report.html").exists()
+    named = tmp_path / "named.sqlite"
+    assert main(base + ["--db", str(named), "--report", "mine"]) == 0  # a first run's --report is kept
+    (tmp_path / "mine" / "report.html").unlink()
+    assert main(["--db", str(named), "--resume", "--agents", "random", "random", "--workers", "0", "--quiet"]) == 0
+    assert (tmp_path / "mine" / "report.html").exists() and not (tmp_path / "named-report").exists()
+
+
+def test_the_resume_command_printed_after_ctrl_c_runs_as_printed(tmp_path):
+    args = ["--variant", "changchun", "--agents", "r=random", "look=heuristic?lookahead=false", "--deals", "40",
+            "--seed", "3", "--workers", "0", "--db", "cut.sqlite", "--quiet", "--report", "out"]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.tournament", *args],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    db = tmp_path / "cut.sqlite"
+    try:
+        deadline = time.monotonic() + 60
+        count = 0
+        while count < 4 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+            try:
+                with sqlite3.connect(db, timeout=5) as conn:
+                    count = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+            except sqlite3.OperationalError:
+                count = 0
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    with sqlite3.connect(db) as conn:
+        cut = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+    assert 4 <= cut < 80, "the run was not interrupted midway"
+    printed = err.split("continue with ", 1)[1].strip()
+    assert printed.startswith("mahjong-tournament --db cut.sqlite --resume --agents ")
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    resumed = subprocess.run(
+        printed, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": path}
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(ResultStore(db).done()) == 80 and (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_microsecond_move_timeout_in_process_forfeits_cleanly(tmp_path, capsys):
+    db = tmp_path / "fast.sqlite"
+    args = ["--variant", "changchun", "--agents", "random", "heuristic", "--deals", "1", "--move-timeout", "1e-6",
+            "--workers", "0", "--db", str(db), "--quiet", "--no-report"]  # fmt: skip
+    assert main(args) == 0
+    with ResultStore(db) as store:
+        hands = list(store.hands())
+    assert len(hands) == 2 and all(hand["forfeit"]["kind"] == "timeout" for hand in hands)
+    assert "Forfeits:" in capsys.readouterr().out
+
+
+def test_a_deal_count_edited_in_the_database_is_refused_on_resume(tmp_path, capsys):
+    db = tmp_path / "x.sqlite"
+    assert main(["--variant", "changchun", "--agents", "random", "random", "--deals", "2", "--workers", "0",
+                 "--db", str(db), "--quiet", "--no-report"]) == 0  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        data = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+        data["deals"] = 1
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(data),))
+    capsys.readouterr()
+    resume = ["--db", str(db), "--resume", "--agents", "random", "random", "--workers", "0", "--quiet", "--no-report"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(resume)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "holds hands of deal 1" in err and "beyond the 1 deals of the configuration" in err and "--deals 2" in err
+    assert main(resume + ["--deals", "2"]) == 0  # the deal count it holds
+    with pytest.raises(TournamentError, match="holds hands of deal 1"):
+        run_tournament(TournamentConfig.from_dict(dict(data, deals=1)), db, workers=0)
+
+
+def test_reports_name_the_rules_the_winner_the_method_and_the_fans(tmp_path, capsys):
+    db = tmp_path / "mil.sqlite"
+    args = ["--variant", "changchun", "--agents", "a=random", "b=heuristic", "--deals", "3", "--seed", "4",
+            "--rule", "profile=mil2024", "--rule", "fan_cap=5", "--workers", "0", "--db", str(db), "--quiet",
+            "--report", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == 0
+    rules = "rules: profile mil2024; overrides: fan_cap=5"
+    assert rules in capsys.readouterr().out
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert rules.replace("_", "\\_") in text and rules in (tmp_path / "out" / "report.html").read_text()
+    notable = text[text.index("## Notable hands") : text.index("## Entrants")]
+    chinese = {c for c, _ in METHOD_TERMS.values()}
+    methods = re.findall(r"won by (\S+)", notable)
+    assert methods and set(methods) <= chinese, methods  # 对宝 bao match, not bao_match
+    assert not re.search(r"player_\d won", notable)
+    assert re.search(r"(?:pinghu 平胡|zimo 自摸|dianpao 点炮) \d", notable)
+
+    seats = ["ann", "bo", "cy", "di"]
+    win = {"outcome": "win", "winner": 3, "method": "bao_match", "fans": [["pinghu", 1], ["duibao", 2]], "total_fan": 3}
+    assert _describe(win, 0, None, seats) == "di (seat 3) won by 对宝 bao match, 3 fan (pinghu 平胡 1, duibao 对宝 2)"
+    assert _describe(win, 3, None, seats).startswith("won by 对宝 bao match")
+    plain = TournamentConfig(variant="xinjiang", agents=(("a", "random"), ("b", "random")))
+    assert rules_text(plain) == "rules: profile seed (the defaults); overrides: none"
+
+
+@pytest.mark.parametrize(
+    ("p", "df", "value"),
+    [  # Student's t quantiles (published tables; to 1e-12, computed with mpmath)
+        (0.975, 1, 12.706204736174693),
+        (0.975, 10, 2.2281388519862742),
+        (0.995, 30, 2.7499956535672250),
+        (0.95, 200, 1.6525081009108771),
+        (0.9995, 201, 3.3395867889052697),  # the old Cornish–Fisher expansion was 1.5e-8 off here
+        (0.025, 4, -2.7764451051977987),
+    ],
+)
+def test_t_quantile_matches_known_values(p, df, value):
+    assert t_quantile(p, df) == pytest.approx(value, rel=1e-12)
+
+
+def test_bootstrap_intervals_equal_the_values_of_the_hand_written_version():
+    """`bootstrap_ratio` on scipy.stats.bootstrap: the same resamples and intervals as before."""
+    x = np.array([[3.0, -1.0], [-2.0, 0.0], [5.0, 2.0], [0.5, -4.0], [-1.5, 1.0], [2.0, 0.0], [4.0, -2.5], [-3.0, 3.0]])
+    y = np.array([[2, 1], [2, 0], [2, 1], [2, 1], [2, 1], [2, 0], [2, 1], [2, 1]], dtype=float)
+    for (confidence, resamples, seed), low, high in [
+        ((0.95, 2000, 7), [-0.6875, -3.4], [1.6728342652017858, 2.6]),
+        ((0.9, 500, 3), [-0.65625, -2.5], [1.4044912395853757, 2.0]),
+    ]:
+        estimate, lo, hi = bootstrap_ratio(x, y, confidence, resamples, seed)
+        np.testing.assert_allclose(estimate, [0.5, -0.25], rtol=1e-12)
+        np.testing.assert_allclose(lo, low, rtol=1e-12)
+        np.testing.assert_allclose(hi, high, rtol=1e-12)
+
+
+def test_diagnostics_go_through_loggers_and_results_to_stdout(tmp_path, capsys, caplog):
+    caplog.set_level(logging.INFO, logger="agents.tournament")
+    db = tmp_path / "x.sqlite"
+    args = ["--variant", "changchun", "--agents", "random", "random", "--hands", "1", "--workers", "0",
+            "--db", str(db), "--no-report"]  # fmt: skip
+    assert main(args) == 0
+    logged = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+    deprecated = {(name, level) for name, level, message in logged if "--hands is deprecated" in message}
+    assert deprecated == {("agents.tournament.cli", logging.WARNING)}
+    plan = "changchun duplicate: random-1, random-2; 1 deals × 2 = 2 hands; database"
+    assert any(n == "agents.tournament.cli" and m.startswith(plan) for n, _, m in logged)
+    captured = capsys.readouterr()
+    assert plan in captured.err and "--hands is deprecated" in captured.err  # shown on stderr as before
+    assert "95% CI" in captured.out and plan not in captured.out

@@ -1,15 +1,28 @@
-"""``mahjong-tournament`` (also ``python -m agents.tournament``): the command line."""
+"""``mahjong-tournament`` (also ``python -m agents.tournament``): the command line.
+
+The leaderboard and where the results went are printed to stdout; diagnostics (the run's plan,
+missing extras, progress without tqdm, deprecations, an interruption) go through the
+``agents.tournament`` loggers, which the command shows on stderr as plain lines.
+
+The report folder is ``--report``, else the one stored with the tournament (a resumed run
+writes where the first run did), else next to the database (``DB-report/`` beside a ``--db``,
+``report/`` in the default run folder).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
+import logging
 import os
 import secrets
+import shlex
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +46,12 @@ from agents.tournament.runner import (
     run_tournament,
 )
 from agents.tournament.schedule import hands_per_deal
+from agents.tournament.storage import ResultStore
 from mahjong_env.tools.cli import bounded
 
-__all__ = ["build_parser", "main", "parse_agents"]
+__all__ = ["build_parser", "main", "parse_agents", "resume_command"]
+
+logger = logging.getLogger(__name__)
 
 _DEFAULTS = {"deals": 8, "format": "duplicate", "move_timeout": 10.0}
 _MAX_WORKERS = 1024
@@ -64,10 +80,9 @@ class _DeprecatedHands(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
     ) -> None:
-        print(
+        logger.warning(
             "mahjong-tournament: --hands is deprecated: it counts deals (walls), each played once per seating; "
-            "use --deals",
-            file=sys.stderr,
+            "use --deals"
         )
         setattr(namespace, self.dest, values)
 
@@ -283,32 +298,51 @@ def _check_args(args: argparse.Namespace) -> None:
         raise TournamentError(f"--report {args.report} is a file; give a folder")
 
 
+@contextlib.contextmanager
+def _diagnostics_on_stderr() -> Iterator[None]:
+    """While the command runs, the ``agents.tournament`` loggers' INFO and above go to stderr,
+    one plain line per message."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    package = logging.getLogger("agents.tournament")
+    level = package.level
+    package.addHandler(handler)
+    package.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        package.removeHandler(handler)
+        package.setLevel(level)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["export"]:
-        return _export(argv[1:])
+    with _diagnostics_on_stderr():
+        if argv[:1] == ["export"]:
+            return _export(argv[1:])
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     db: Path | None = None
+    config: TournamentConfig | None = None
     try:
         _check_args(args)
         given = _given_fields(args)
         db = Path(args.db) if args.db else _default_db(given.get("variant", "tournament"))
         config = _config(args, db, given)
-        report_dir = _report_dir(args.report, db, bool(args.db))
+        report_dir = _report_dir(args, db)
         if not args.quiet:
             per_deal = hands_per_deal(len(config.agents), config.format)
-            print(
+            logger.info(
                 f"{config.variant} {config.format}: {', '.join(config.names)}; {config.deals} deals × {per_deal} "
-                f"= {config.deals * per_deal} hands; database {db}",
-                file=sys.stderr,
+                f"= {config.deals * per_deal} hands; database {db}"
             )
             missing = missing_extras()
             if missing:
-                print(
-                    f"note: without {', '.join(missing)}; pip install -e '.[tournament]' adds them",
-                    file=sys.stderr,
-                )
+                logger.info(f"note: without {', '.join(missing)}; pip install -e '.[tournament]' adds them")
         summary = run_tournament(
             config,
             db,
@@ -320,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             isolate=args.isolate,
             load_timeout=args.load_timeout,
             allow_variant_mismatch=args.allow_variant_mismatch,
+            report_dir=report_dir if args.report or not args.resume else None,
         )
         print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl))
         if "seed" not in given and not args.resume:
@@ -331,24 +366,50 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"mahjong-tournament: error: {error}\n")
     except KeyboardInterrupt:
         if db is not None and db.exists():
-            print(
-                f"\ninterrupted: every finished hand is stored; continue with mahjong-tournament --db {db} --resume",
-                file=sys.stderr,
+            logger.warning(
+                "\ninterrupted: every finished hand is stored; continue with %s", resume_command(args, db, config)
             )
         return 130
     return 0 if not summary.failures else 1
 
 
-def _report_dir(report: str | None, db: Path, db_given: bool) -> Path:
-    if report:
-        return Path(report)
-    return db.with_name(db.stem + "-report") if db_given else db.parent / "report"
+def resume_command(args: argparse.Namespace, db: Path, config: TournamentConfig | None = None) -> str:
+    """The shell command that continues the tournament of ``db`` as ``args`` ran it: the
+    entrants of ``config`` (else the stored ones) and the options that a resumed run does not
+    take from the database."""
+    if config is None:
+        with contextlib.suppress(ValueError), ResultStore(db) as store:
+            config = store.config()
+    words = ["mahjong-tournament", "--db", str(db), "--resume"]
+    if config is not None:
+        words += ["--agents", *(f"{name}={spec}" for name, spec in config.agents)]
+    if args.allow_variant_mismatch:
+        words.append("--allow-variant-mismatch")
+    defaults = build_parser().parse_args([])
+    for option in ("isolate", "load_timeout", "backend", "ray_address", "max_attempts", "report", "export_jsonl"):
+        value = getattr(args, option)
+        if value != getattr(defaults, option):
+            words += ["--" + option.replace("_", "-"), str(value)]
+    if args.no_report:
+        words.append("--no-report")
+    return shlex.join(words)
+
+
+def _report_dir(args: argparse.Namespace, db: Path) -> Path:
+    """Where the report goes (module doc): ``--report``, the stored folder, or next to the database."""
+    if args.report:
+        return Path(args.report)
+    if args.resume:
+        with ResultStore(db) as store:
+            stored = store.report_dir()
+        if stored is not None:
+            return stored
+    return db.with_name(db.stem + "-report") if args.db else db.parent / "report"
 
 
 def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None) -> str:
     """Write the report and the export; the leaderboard and where things went, as text."""
     from agents.tournament.report import leaderboard_text, write_report
-    from agents.tournament.storage import ResultStore
 
     lines = [leaderboard_text(summary)]
     with ResultStore(db) as store:

@@ -249,11 +249,16 @@ class _Clock:
         """``fn(*args)`` and its duration; `AgentFault` on an exception, ``sys.exit`` or when
         over the limit. Ctrl-C (KeyboardInterrupt) is not the agent's and passes through."""
         start = time.perf_counter()
-        if self.alarm:
-            self._timing = True
-            signal.setitimer(signal.ITIMER_REAL, self.limit)
         try:
-            value = fn(*args)
+            try:  # the alarm may ring at once (a limit of microseconds): arm it inside the try
+                if self.alarm:
+                    self._timing = True
+                    signal.setitimer(signal.ITIMER_REAL, self.limit)
+                value = fn(*args)
+            finally:
+                self._timing = False
+                if self.alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
         except _MoveTimeout:
             raise AgentFault("timeout", f"no decision within {self.limit:g} s") from None
         except KeyboardInterrupt:
@@ -262,10 +267,6 @@ class _Clock:
             raise AgentFault("exit", f"the agent called sys.exit({error.code!r})") from None
         except BaseException as error:
             raise AgentFault("crash", _traceback(error)) from None
-        finally:
-            self._timing = False
-            if self.alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
         elapsed = time.perf_counter() - start
         if self.limit is not None and elapsed > self.limit:
             raise AgentFault("timeout", f"decision took {elapsed:.3f} s, over the {self.limit:g} s limit")

@@ -1,7 +1,9 @@
 """What a tournament shows: the terminal leaderboard and the report folder.
 
-The report folder holds ``report.md`` and ``report.html`` (leaderboard, head-to-head table,
-notable hands, forfeits, entrants with the variant each was trained for and its source files),
+The leaderboard and both reports say which rule profile and overrides were played
+(`rules_text`). The report folder holds ``report.md`` and ``report.html`` (leaderboard,
+head-to-head table, notable hands in words (the winner by name, the win method and fans with
+their Chinese terms), forfeits, entrants with the variant each was trained for and its source files),
 and, with matplotlib (the ``tournament`` extra), three plots: ``points.png`` (mean points per
 hand with confidence intervals), ``headtohead.png`` (the answer to "is A better than B": each
 pair's paired difference in points per hand with its interval; an interval clear of zero is a
@@ -18,6 +20,7 @@ escaped for HTML and Markdown.
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from pathlib import Path
@@ -29,8 +32,10 @@ import numpy as np
 from agents.tournament.schedule import hands_per_deal
 from agents.tournament.stats import Summary
 from agents.tournament.storage import ResultStore
+from mahjong_env.rules.base import DEFAULT_PROFILE, FAN_TERMS
+from mahjong_env.tools.narrator import METHOD_TERMS
 
-__all__ = ["leaderboard_text", "write_report"]
+__all__ = ["leaderboard_text", "rules_text", "write_report"]
 
 _COLUMNS = (
     ("#", "rank"),
@@ -125,6 +130,16 @@ def _title(summary: Summary) -> str:
     )
 
 
+def rules_text(config: Any) -> str:
+    """``"rules: profile mil2024; overrides: fan_cap=5"``: the rule profile (RULES.md C14) and
+    the rule overrides (``--rule``) the tournament was played with."""
+    rules = dict(config.rules)
+    profile = str(rules.pop("profile", DEFAULT_PROFILE))
+    shown = f"{profile} (the defaults)" if profile == DEFAULT_PROFILE else profile
+    overrides = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in rules.items())
+    return f"rules: profile {shown}; overrides: {overrides or 'none'}"
+
+
 def _text_table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
@@ -140,7 +155,7 @@ def _text_table(rows: list[list[str]]) -> str:
 
 def leaderboard_text(summary: Summary) -> str:
     """The leaderboard and head-to-head differences as plain text for the terminal."""
-    parts = [_title(summary), "", _text_table(_rows(summary))]
+    parts = [_title(summary), rules_text(summary.config), "", _text_table(_rows(summary))]
     if summary.pairs:
         parts += ["", "Head-to-head (paired over deals):", _text_table(_pair_rows(summary))]
     notes = _notes(summary)
@@ -276,8 +291,8 @@ def _notable(summary: Summary, store: ResultStore, out: Path) -> list[dict[str, 
         record = store.record(entry["deal"], entry["seating"])
         hands = (record or {}).get("hands") or [{}]
         result = hands[-1].get("result") or {} if isinstance(hands[-1], dict) else {}
-        item["what"] = _describe(result, entry["seat"], (record or {}).get("config"))
         seats = _seat_names(record, store, entry)
+        item["what"] = _describe(result, entry["seat"], (record or {}).get("config"), seats)
         item["title"] = _table_title(entry["deal"], entry["seating"], seats)
         if record is not None:
             stem = f"deal{entry['deal']}-seating{entry['seating']}"
@@ -305,21 +320,34 @@ def _seat_names(record: dict[str, Any] | None, store: ResultStore, entry: dict[s
     return [str(entry.get("agent")) if k == entry["seat"] else f"player_{k}" for k in range(4)]
 
 
-def _describe(result: dict[str, Any], seat: int, config: Any = None) -> str:
+def _describe(result: dict[str, Any], seat: int, config: Any = None, seats: list[str] | None = None) -> str:
+    """One hand from ``seat``'s side: who won (by the entrants' names in ``seats``), how (the
+    Chinese term and its English gloss), with which fans (key and Chinese name)."""
     from mahjong_env.tools.html_replay import fan_cap_note
 
     outcome = result.get("outcome")
     if outcome == "win":
-        fans = ", ".join(f"{name} {fan}" for name, fan in result.get("fans", []))
-        who = "won" if result.get("winner") == seat else f"player_{result.get('winner')} won"
+        fans = ", ".join(_fan_text(name, fan) for name, fan in result.get("fans", []))
+        winner = result.get("winner")
+        if winner == seat:
+            who = "won"
+        elif seats is not None and isinstance(winner, int) and 0 <= winner < len(seats):
+            who = f"{seats[winner]} (seat {winner}) won"
+        else:
+            who = f"player_{winner} won"
+        method = " ".join(filter(None, METHOD_TERMS.get(str(result.get("method")), ("", str(result.get("method"))))))
         rules = SimpleNamespace(fan_cap=config.get("fan_cap")) if isinstance(config, dict) else None
         capped = fan_cap_note(result, rules)
-        return f"{who} by {result.get('method')}, {result.get('total_fan')} fan ({fans})" + (
-            f", {capped}" if capped else ""
-        )
+        return f"{who} by {method}, {result.get('total_fan')} fan ({fans})" + (f", {capped}" if capped else "")
     if outcome == "illegal":
         return "forfeit"
     return "drawn hand"
+
+
+def _fan_text(name: str, fan: Any) -> str:
+    """``"duibao 对宝 2"``: a fan key with its Chinese name (`FAN_TERMS`) and value."""
+    chinese = FAN_TERMS.get(name, ("", ""))[0]
+    return f"{name} {chinese} {fan}" if chinese else f"{name} {fan}"
 
 
 def _entrant_rows(summary: Summary, store: ResultStore) -> list[list[str]]:
@@ -355,7 +383,14 @@ def write_report(summary: Summary, store: ResultStore, out: str | Path) -> Path:
         "rating = mu − 3 sigma (a conservative rank)."
     )
 
-    md = [f"# Tournament report\n\n{title}\n", "## Leaderboard\n", _markdown_table(_rows(summary)), "", explain + "\n"]
+    rules = rules_text(summary.config)
+    md = [
+        f"# Tournament report\n\n{title}\n\n{_md(rules)}\n",
+        "## Leaderboard\n",
+        _markdown_table(_rows(summary)),
+        "",
+        explain + "\n",
+    ]
     if summary.pairs:
         md += [
             "## Head-to-head\n",
@@ -424,7 +459,7 @@ th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: right; }}
 th {{ background: #f3f3f3; }} td:nth-child(2), td:first-child {{ text-align: left; }}
 pre {{ background: #f7f7f7; padding: 0.5em; overflow-x: auto; }}
 </style></head><body>
-<h1>Tournament report</h1><p>{html.escape(title)}</p>
+<h1>Tournament report</h1><p>{html.escape(title)}</p><p>{html.escape(rules)}</p>
 <h2>Leaderboard</h2>{_html_table(_rows(summary))}
 <p>{html.escape(explain)}</p>
 {pairs_html}

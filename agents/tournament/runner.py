@@ -9,13 +9,15 @@ with the stored one and refuses a changed entrant.
 
 Resuming. A resumed run plays the specs it is given (agent specs are code: a database is not
 trusted to name what runs) and refuses a database whose stored specs differ; with
-``trust_db=True`` it takes the stored specs instead (`resolve_config`).
+``trust_db=True`` it takes the stored specs instead (`resolve_config`). A database that holds
+hands beyond the configuration's deals or seatings (its deal count edited, or given smaller) is
+refused before anything is played.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from agents.sandbox import AgentFault, IsolatedAgent
 from agents.tournament.backends import BACKENDS, execute
 from agents.tournament.config import TournamentConfig
 from agents.tournament.play import ISOLATION, isolated
-from agents.tournament.schedule import HandTask, iter_schedule, total_hands
+from agents.tournament.schedule import HandTask, hands_per_deal, iter_schedule, total_hands
 from agents.tournament.stats import Summary, summarize
 from agents.tournament.storage import ResultStore
 
@@ -39,6 +41,8 @@ __all__ = [
     "run_tournament",
     "validate",
 ]
+
+logger = logging.getLogger(__name__)
 
 MAX_LOAD_TIMEOUT = 3600.0
 _EXTRAS = (("tqdm", "progress bar"), ("openskill", "ratings"), ("matplotlib", "plots"))
@@ -132,6 +136,26 @@ def _check_unchanged(stored: dict[str, dict[str, Any]], current: dict[str, dict[
                 )
 
 
+def _check_fits(config: TournamentConfig, extent: tuple[int, int] | None, db: Path) -> None:
+    """Refuse a database whose stored hands (``extent``: `ResultStore.extent`) lie outside
+    ``config``'s deals or seatings: a deal count edited in the database, or given smaller."""
+    if extent is None:
+        return
+    deal, seating = extent
+    if deal >= config.deals:
+        raise TournamentError(
+            f"{db} holds hands of deal {deal} (deals count from 0), beyond the {config.deals} deals of the "
+            f"configuration: was the deal count edited? Give --deals {deal + 1} or more, or start a new tournament "
+            "(another --db)"
+        )
+    per_deal = hands_per_deal(len(config.agents), config.format)
+    if seating >= per_deal:
+        raise TournamentError(
+            f"{db} holds hands of seating {seating}, beyond the {per_deal} seatings per deal of the "
+            "configuration: was it edited? Start a new tournament (another --db)"
+        )
+
+
 def resolve_config(
     db: str | Path,
     given: TournamentConfig | None,
@@ -200,11 +224,14 @@ def run_tournament(
     isolate: str = "auto",
     load_timeout: float = 300.0,
     allow_variant_mismatch: bool = False,
+    report_dir: str | Path | None = None,
 ) -> Summary:
     """Play every hand of ``config`` that ``db`` does not hold yet and return the summary of
     all of them. ``on_hand(hand)`` is called after each hand is stored. ``isolate``: which
     entrants run in their own process (``auto``: those not of this package, ``all``, ``none``);
-    ``load_timeout``: seconds to build an isolated agent."""
+    ``load_timeout``: seconds to build an isolated agent. ``report_dir``, if given, is stored
+    as the tournament's report folder (`ResultStore.report_dir`: where a resumed run reports).
+    Without tqdm, ``progress`` lines go to this module's logger (INFO)."""
     if backend not in BACKENDS:
         raise TournamentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if isolate not in ISOLATION:
@@ -213,6 +240,9 @@ def run_tournament(
         raise TournamentError(f"workers must be 0 (play in this process) or more, got {workers!r}")
     if not 0 < load_timeout <= MAX_LOAD_TIMEOUT:
         raise TournamentError(f"load timeout must be above 0 and at most {MAX_LOAD_TIMEOUT:g} s, got {load_timeout!r}")
+    if Path(db).is_file():
+        with ResultStore(db) as store:
+            _check_fits(config, store.extent(), Path(db))
     config = resolve_specs(config)
     entrants = validate(config, isolate, load_timeout, allow_variant_mismatch)
     with ResultStore(db) as store:
@@ -223,6 +253,8 @@ def run_tournament(
         _check_unchanged(stored_entrants, entrants, Path(db))
         if stored is None or stored.deals != config.deals or not stored_entrants:
             store.save_config(config, entrants)
+        if report_dir is not None:
+            store.save_report_dir(report_dir)
         expected = total_hands(config)
         done = store.done()
         todo = (
@@ -266,7 +298,8 @@ def _summary(config: TournamentConfig, store: ResultStore, db: Path) -> Summary:
 
 
 class _Progress:
-    """A plain progress line on stderr, for installs without tqdm (the ``tournament`` extra)."""
+    """A plain progress line every 10% (logged at INFO), for installs without tqdm (the
+    ``tournament`` extra)."""
 
     def __init__(self, total: int, initial: int, enabled: bool) -> None:
         self.total, self.count, self.enabled = total, initial, enabled
@@ -277,7 +310,7 @@ class _Progress:
         percent = 100 * self.count // max(1, self.total)
         if self.enabled and percent // 10 != self._shown // 10:
             self._shown = percent
-            print(f"tournament: {self.count}/{self.total} hands ({percent}%)", file=sys.stderr, flush=True)
+            logger.info("tournament: %d/%d hands (%d%%)", self.count, self.total, percent)
 
     def close(self) -> None:
         return None

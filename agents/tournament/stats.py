@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Iterable
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+import scipy.stats
 
 from agents.tournament.config import TournamentConfig
 from agents.tournament.schedule import derive_seed
@@ -99,72 +100,50 @@ class Summary:
     """Each entrant's (mu, sigma) after each hand, in the same order as ``rating_history``."""
 
 
-def _t_central(t: float, df: int) -> float:
-    """P(|T| < t) for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3-4)."""
-    theta = math.atan(t / math.sqrt(df))
-    c2 = math.cos(theta) ** 2
-    if df % 2:
-        term = total = math.cos(theta)
-        for exponent in range(1, df - 2, 2):
-            term *= c2 * (exponent + 1) / (exponent + 2)
-            total += term
-        return 2 / math.pi * (theta + (math.sin(theta) * total if df > 1 else 0.0))
-    term = total = 1.0
-    for exponent in range(0, df - 2, 2):
-        term *= c2 * (exponent + 1) / (exponent + 2)
-        total += term
-    return math.sin(theta) * total
-
-
 def t_quantile(p: float, df: int) -> float:
-    """Student's t quantile for integer ``df`` (exact by bisection up to 200 degrees of
-    freedom, the Cornish–Fisher expansion above, accurate there to 1e-9)."""
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    z = NormalDist().inv_cdf(p)
-    if df > 200:
-        g1 = (z**3 + z) / 4
-        g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-        g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-        return z + g1 / df + g2 / df**2 + g3 / df**3
-    target = 2 * p - 1
-    low, high = 0.0, max(1.0, z)
-    while _t_central(high, df) < target:
-        high *= 2
-    for _ in range(200):
-        mid = (low + high) / 2
-        if _t_central(mid, df) < target:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+    """Student's t quantile for ``df`` degrees of freedom (`scipy.stats.t`)."""
+    return float(scipy.stats.t.ppf(p, df))
+
+
+def _ratio_of_sums(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``sum x / sum y`` along ``axis``: the statistic of every column, resampled or not."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return x.sum(axis) / y.sum(axis)
 
 
 def bootstrap_ratio(
     x: np.ndarray, y: np.ndarray, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Estimates ``sum x / sum y`` per column of ``x``, ``y`` (deals × statistics) and their
-    expanded-percentile bootstrap intervals over rows; returns (estimate, low, high)."""
+    expanded-percentile bootstrap intervals over rows; returns (estimate, low, high).
+
+    The rows are resampled in pairs by `scipy.stats.bootstrap` (the same resamples for every
+    column, drawn from ``numpy.random.default_rng(seed)``); each column's interval takes the
+    percentiles at ``α'/2`` and ``1 − α'/2`` of its finite resampled values (module doc)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.ndim == 1:
         x, y = x[:, None], y[:, None]
     n, m = x.shape
-    with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = x.sum(0) / y.sum(0)
+    estimate = _ratio_of_sums(x, y, axis=0)
     low = np.full(m, np.nan)
     high = np.full(m, np.nan)
     if n < 2:
         return estimate, low, high
-    rng = np.random.default_rng(seed)
-    samples = np.empty((resamples, m))
-    chunk = max(1, min(resamples, 2_000_000 // max(n, 1)))
-    for start in range(0, resamples, chunk):
-        c = min(chunk, resamples - start)
-        index = rng.integers(0, n, size=(c, n)) + (np.arange(c) * n)[:, None]
-        counts = np.bincount(index.ravel(), minlength=c * n).reshape(c, n).astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            samples[start : start + c] = (counts @ x) / (counts @ y)
+    batch = max(1, min(resamples, 2_000_000 // max(n * m, 1)))  # resampled values held at once per sample
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # a column whose resamples hold no deal is NaN there; its interval is computed below
+        warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
+        samples = scipy.stats.bootstrap(
+            (x, y),
+            _ratio_of_sums,
+            n_resamples=resamples,
+            batch=batch,
+            vectorized=True,
+            paired=True,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+        ).bootstrap_distribution  # columns × resamples
     effective = (y != 0).sum(0)
     alpha = 1 - confidence
     for j in range(m):
@@ -172,8 +151,8 @@ def bootstrap_ratio(
         if k < 2:
             continue
         t = t_quantile(1 - alpha / 2, k - 1) * math.sqrt(k / (k - 1))
-        tail = NormalDist().cdf(-t)  # α'/2
-        column = samples[:, j]
+        tail = scipy.stats.norm.cdf(-t)  # α'/2
+        column = samples[j]
         column = column[np.isfinite(column)]
         if len(column):
             low[j], high[j] = np.quantile(column, [tail, 1 - tail])

@@ -5,7 +5,8 @@ Tables:
 - ``meta(key, value)``: ``config`` (the `TournamentConfig` as JSON, agent specs with resolved
   paths), ``entrants`` (JSON: per entrant its spec, the variant it was trained for, whether it
   ran isolated and its source files with their SHA-256, so that a resumed run can check it plays
-  the same entrants), ``schema`` (version), ``created``.
+  the same entrants), ``schema`` (version), ``created``, ``report`` (where the report folder
+  goes, relative to the database's folder, so that ``--resume`` writes where the first run did).
 - ``hands``: one row per played hand, primary key ``(deal, seating)``: ``deal_seed``,
   ``outcome`` (``win`` | ``draw`` | ``illegal``), ``winner``, ``method``, ``total_fan``,
   ``feeder`` (the seat whose discard or kong tile was won: 点炮),
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,6 +205,42 @@ class ResultStore:
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)", (_now(),))
 
         self._retry(write)
+
+    def report_dir(self) -> Path | None:
+        """The report folder stored with the tournament (`save_report_dir`), None if none is."""
+        value = self._meta("report")
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise StoreError(f"{self.path}: the stored report folder is malformed ({value!r})")
+        return self.path.parent / value
+
+    def save_report_dir(self, folder: str | Path) -> None:
+        """Remember where the report goes, relative to the database's folder (so a folder that
+        holds both can be moved)."""
+        target = Path(folder).resolve()
+        try:
+            value = os.path.relpath(target, self.path.parent.resolve())
+        except ValueError:  # another drive (Windows): no relative path
+            value = str(target)
+
+        def write() -> None:
+            with self._transaction():
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('report', ?)", (json.dumps(value),))
+
+        self._retry(write)
+
+    def extent(self) -> tuple[int, int] | None:
+        """The highest deal and seating among the stored hands and failures, None if there is none."""
+        row = self._retry(
+            lambda: self.conn.execute(
+                "SELECT MAX(deal), MAX(seating) FROM (SELECT deal, seating FROM hands "
+                "UNION ALL SELECT deal, seating FROM failures)"
+            ).fetchone()
+        )
+        if row is None or row[0] is None:
+            return None
+        return int(row[0]), int(row[1])
 
     # ------------------------------------------------------------------ hands
 

@@ -14,12 +14,17 @@
   storage.py``): the records are read from the first table among ``hands``, ``records``,
   ``games``, ``matches`` that has a column ``record`` (or ``record_json``, ``json``) holding a
   record as JSON, in ``rowid`` order. If that table also has ``deal`` and ``seating`` columns,
-  ``--deal``/``--seating`` pick a row by them, and a ``seats`` table
-  ``(deal, seating, seat, agent)`` names the players.
+  ``--deal``/``--seating`` pick a row by them (a deal or seating the database lacks is an error
+  naming the ones it holds), and a ``seats`` table ``(deal, seating, seat, agent)`` names the
+  players. A file named ``*.sqlite``, ``*.sqlite3`` or ``*.db`` is read as SQLite only: one
+  that is not (a damaged database) is reported as such.
 
 ``--record K`` picks the K-th record (0-based, default 0), ``--hand N`` the hand within it,
 ``--seat S`` shows only player S's view (RULES.md R13) instead of every hand face up. The
-page is written by `mahjong_env.tools.html_replay.write_replay`.
+page is written by `mahjong_env.tools.html_replay.write_replay`, to ``-o FILE`` or, by
+default, beside ``FILE``: ``STEM-deal{D}-seating{S}.html`` for a hand picked with ``--deal``
+(``-hand{N}`` added for ``--hand N`` > 0), else ``STEM-{K}-{N}.html``; ``-seat{S}`` is added
+for one seat's view.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["main", "load_records", "bounded"]
+
 
 def bounded(
     kind: Callable[[str], Any], low: float, high: float = math.inf, inclusive_low: bool = True
@@ -67,11 +73,16 @@ def bounded(
 
 _TABLES = ("hands", "records", "games", "matches")
 _COLUMNS = ("record", "record_json", "json")
+_SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+Key = tuple[int, int] | None
+"""The ``(deal, seating)`` of a tournament database's row; None for a record read otherwise."""
 
 
 def _is_sqlite(path: Path) -> bool:
     with open(path, "rb") as f:
-        return f.read(16) == b"SQLite format 3\x00"
+        return f.read(16) == _SQLITE_HEADER
 
 
 def _record_column(conn: sqlite3.Connection) -> tuple[str, str, set[str]]:
@@ -98,7 +109,29 @@ def _players(conn: sqlite3.Connection, deal: int, seating: int) -> list[str] | N
     return [str(agent) for _, agent in rows] if len(rows) == 4 else None
 
 
-def _sqlite_records(path: Path, deal: int | None, seating: int | None) -> list[dict[str, Any]]:
+def _span(conn: sqlite3.Connection, table: str, column: str, where: str = "", params: tuple[int, ...] = ()) -> str:
+    """``"0..7"``: the lowest and highest ``column`` of ``table``'s rows (``where`` selects them)."""
+    low, high = conn.execute(f'SELECT MIN({column}), MAX({column}) FROM "{table}" {where}', params).fetchone()
+    return f"{low}..{high}"
+
+
+def _missing_row(
+    conn: sqlite3.Connection, path: Path, table: str, deal: int | None, seating: int | None
+) -> ValueError | None:
+    """Why no row has ``deal`` (and ``seating``): the ones the table holds; None if it is empty."""
+    if conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is None:
+        return None
+    if deal is None:
+        return ValueError(f"--seating {seating} is out of range: {path} holds seatings {_span(conn, table, 'seating')}")
+    if conn.execute(f'SELECT 1 FROM "{table}" WHERE deal = ? LIMIT 1', (deal,)).fetchone() is None:
+        return ValueError(f"--deal {deal} is out of range: {path} holds deals {_span(conn, table, 'deal')}")
+    seatings = _span(conn, table, "seating", "WHERE deal = ?", (deal,))
+    return ValueError(f"--seating {seating} is out of range for deal {deal}: {path} holds seatings {seatings} of it")
+
+
+def _sqlite_rows(path: Path, deal: int | None, seating: int | None) -> list[tuple[dict[str, Any], Key]]:
+    if not _is_sqlite(path):
+        raise ValueError(f"{path} is not a readable SQLite database: the file is damaged or not SQLite")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         table, column, columns = _record_column(conn)
@@ -106,15 +139,12 @@ def _sqlite_records(path: Path, deal: int | None, seating: int | None) -> list[d
         if (deal is not None or seating is not None) and not keyed:
             raise ValueError(f"table {table!r} has no deal/seating columns: use --record K")
         select = f'SELECT "{column}"' + (", deal, seating" if keyed else "") + f' FROM "{table}"'
-        params: list[int] = []
-        if deal is not None:
-            select += " WHERE deal = ?"
-            params.append(deal)
-            if seating is not None:
-                select += " AND seating = ?"
-                params.append(seating)
+        conditions = [f"{name} = ?" for name, value in (("deal", deal), ("seating", seating)) if value is not None]
+        params = [value for value in (deal, seating) if value is not None]
+        if conditions:
+            select += " WHERE " + " AND ".join(conditions)
         select += " ORDER BY rowid"
-        records = []
+        rows: list[tuple[dict[str, Any], Key]] = []
         for row in conn.execute(select, params):
             try:
                 record = json.loads(row[0])
@@ -126,55 +156,75 @@ def _sqlite_records(path: Path, deal: int | None, seating: int | None) -> list[d
                 players = _players(conn, row[1], row[2])
                 if players is not None:
                     record["players"] = players
-            records.append(record)
-        return records
+            rows.append((record, (int(row[1]), int(row[2])) if keyed else None))
+        if not rows and conditions:
+            missing = _missing_row(conn, path, table, deal, seating)
+            if missing is not None:
+                raise missing
+        return rows
     finally:
         conn.close()
 
 
-def load_records(path: str | Path, deal: int | None = None, seating: int | None = None) -> list[dict[str, Any]]:
-    """Every game record in a JSON Lines file, a JSON file or an SQLite database (see the
-    module doc); ``deal``/``seating`` filter a tournament database's rows."""
+def _load(path: str | Path, deal: int | None, seating: int | None) -> list[tuple[dict[str, Any], Key]]:
+    """Every record of ``path`` with its `Key` (see `load_records`)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
-    if _is_sqlite(path):
-        return _sqlite_records(path, deal, seating)
+    if path.suffix.lower() in _SQLITE_SUFFIXES or _is_sqlite(path):
+        return _sqlite_rows(path, deal, seating)
     if deal is not None or seating is not None:
         raise ValueError("--deal/--seating apply to an SQLite database; for a JSON Lines file use --record K")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is neither an SQLite database nor a JSON (Lines) text file") from None
     try:
         whole = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
-        return [whole]
+        return [(whole, None)]
     if isinstance(whole, list):
-        return whole
+        return [(record, None) for record in whole]
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                records.append(json.loads(line))
+                records.append((json.loads(line), None))
             except (json.JSONDecodeError, RecursionError) as error:
                 raise ValueError(f"{path}, line {number}: not JSON ({type(error).__name__}: {error})") from None
     return records
 
 
+def load_records(path: str | Path, deal: int | None = None, seating: int | None = None) -> list[dict[str, Any]]:
+    """Every game record in a JSON Lines file, a JSON file or an SQLite database (see the
+    module doc); ``deal``/``seating`` filter a tournament database's rows."""
+    return [record for record, _ in _load(path, deal, seating)]
+
+
+def _output(args: argparse.Namespace, key: Key) -> Path:
+    """The page's file: ``-o``, else named after the hand asked for (module doc)."""
+    if args.output:
+        return Path(args.output)
+    source = Path(args.file)
+    suffix = "" if args.seat is None else f"-seat{args.seat}"
+    if args.deal is not None and key is not None:
+        hand = f"-hand{args.hand}" if args.hand else ""
+        return source.with_name(f"{source.stem}-deal{key[0]}-seating{key[1]}{hand}{suffix}.html")
+    return source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
+
+
 def _replay(args: argparse.Namespace) -> int:
     from mahjong_env.tools.html_replay import write_replay
 
-    records = load_records(args.file, args.deal, args.seating)
-    if not records:
+    rows = _load(args.file, args.deal, args.seating)
+    if not rows:
         raise ValueError(f"no records in {args.file}")
-    if not 0 <= args.record < len(records):
-        raise ValueError(f"--record {args.record} is out of range: {args.file} holds {len(records)} record(s)")
-    record = records[args.record]
-    suffix = "" if args.seat is None else f"-seat{args.seat}"
-    source = Path(args.file)
-    out = (
-        Path(args.output) if args.output else source.with_name(f"{source.stem}-{args.record}-{args.hand}{suffix}.html")
-    )
+    if not 0 <= args.record < len(rows):
+        raise ValueError(f"--record {args.record} is out of range: {args.file} holds {len(rows)} record(s)")
+    record, key = rows[args.record]
+    out = _output(args, key)
     title = args.title
     if title is None and args.deal is not None:  # a tournament hand: name it as the report does
         title = f"deal {args.deal}" + (f", seating {args.seating}" if args.seating is not None else "")
@@ -213,7 +263,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--title", default=None, help="page title, e.g. the deal and seating (default: variant and hand)"
     )
-    replay.add_argument("-o", "--output", default=None, help="the HTML file to write")
+    replay.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help="the HTML file to write (default: beside FILE, named after the deal and seating or the record and hand)",
+    )
     replay.set_defaults(run=_replay)
     play = sub.add_parser("play", help="play one seat in the terminal against agents")
     play.add_argument("--variant", default="changchun", choices=("changchun", "xinjiang"))
@@ -239,7 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mahjong-env {args.command}: {error}", file=sys.stderr)
         return 2
     except sqlite3.Error as error:
-        print(f"mahjong-env {args.command}: {args.file}: not a readable SQLite database ({error})", file=sys.stderr)
+        print(
+            f"mahjong-env {args.command}: {args.file} is not a readable SQLite database: "
+            f"the file is damaged or not SQLite ({error})",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("", file=sys.stderr)

@@ -6,7 +6,9 @@ table with `mahjong_env.view.table_view`, so the page shows the same information
 view (`render_text`) of the same seat: the four hands, the rivers in order with claimed
 discards marked, the melds (special kongs 旋风杠 喜杠 幺蛋 九蛋 included), ready (听)
 declarations, the bao (宝牌), the dice, the wall count, the scores and, at the end, the
-settlement with every fan (番) and payment. `write_replay` writes it to a file.
+settlement with every fan (番) and payment and, in Xinjiang, the silver (银) each seat won or
+lost in the hand, its silver after it and each payment's silver (X7). `write_replay` writes it
+to a file.
 
 Two modes:
 
@@ -86,8 +88,11 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
     """The data the page embeds: ``{"meta", "frames"}``, one frame per step ``seat`` sees.
 
     A frame is ``{"view": table_view(...), "rivers", "text": [lines], "result"}`` (``result``
-    only once the hand is over; in full mode also ``"bao_seen_by"``). Raises ValueError for a
-    seat outside 0-3, a hand the record lacks, or a record the engine cannot replay.
+    only once the hand is over; in full mode also ``"bao_seen_by"``). A variant with silver
+    (X7) adds to the final frame ``"silver": {"base", "moved", "after"}``: silver per point
+    in the hand, each seat's silver won (+) or lost (−) in it, and its silver after it. Raises
+    ValueError for a seat outside 0-3, a hand the record lacks, or a record the engine cannot
+    replay.
     """
     if seat is not None and (isinstance(seat, bool) or seat not in (0, 1, 2, 3)):
         raise ValueError(f"seat must be None (the full table, face up) or a seat 0-3, got {seat!r}")
@@ -129,6 +134,10 @@ def replay_frames(record: dict[str, Any], seat: int | None = None, hand: int = 0
         }
         if seat is None:
             frame["bao_seen_by"] = [st.bao_seen for st in game.seats]
+        if over and rules.uses_silver:  # X7: the silver this hand moved
+            after = list(game.silver)
+            moved = [a - b for a, b in zip(after, start["silver"])]
+            frame["silver"] = {"base": game.base, "moved": moved, "after": after}
         frames.append(json.loads(json.dumps(frame)))
         pending.clear()
         actor[0] = None

@@ -8,9 +8,11 @@ are listed by number and name. An answer is a number, an action name (``discard 
 message saying why, and the question is asked again. ``help`` redraws the table, ``quit`` (or
 the end of input) leaves the game. After every hand the settlement is printed (every payment
 once, with its reason; a kong's payments are also told when the kong stands); in a match of
-several hands the next hand waits for Enter. With ``save``
-the game record is appended to a JSON Lines file (API.md "Game records"), also when the
-person leaves early (the record then ends mid-hand and still replays).
+several hands the next hand waits for Enter. The header names the opponents and the rule
+profile played. With ``save`` the game record is appended to a JSON Lines file (API.md "Game
+records"), also when the person leaves early (the record then ends mid-hand and still
+replays); its ``players`` name the seats (`HUMAN` for the person, the agent spec for the
+others), so a replay of it shows who sat where.
 
 `play` reads from and writes to the streams it is given, so tests drive it with
 ``io.StringIO``.
@@ -24,14 +26,17 @@ from typing import Any, TextIO
 
 from mahjong_env import actions as A
 from mahjong_env.adapters.policies import build_policy, decision_info
+from mahjong_env.rules.base import DEFAULT_PROFILE
 from mahjong_env.tiles import TILE_NAMES
 from mahjong_env.tools.html_replay import FAN_TERMS, Narrator, describe_result, fan_cap_note, reason_text
 from mahjong_env.tools.records import write_jsonl
 from mahjong_env.variants import get_variant, variant_names
 
-__all__ = ["VARIANTS", "play", "settlement_text", "parse_choice"]
+__all__ = ["HUMAN", "VARIANTS", "play", "settlement_text", "parse_choice"]
 
 VARIANTS = tuple(sorted(variant_names()))  # the registry's (mahjong_env.variants)
+HUMAN = "human"
+"""The person's name in a saved record's ``players``."""
 _QUIT = {"q", "quit", "exit"}
 _HELP = {"?", "h", "help"}
 
@@ -93,7 +98,7 @@ def settlement_text(result: dict[str, Any], seat: int | None = None, config: Any
     return "\n".join(lines)
 
 
-class _Quit(Exception):
+class _Quit(Exception):  # noqa: N818 - the person leaving, not an error
     """The person left (quit or end of input)."""
 
 
@@ -185,10 +190,14 @@ def play(
     me = f"player_{seat}"
     narrator = Narrator(seat, bool(raw.config.concealed_kong_visible))
     narrator.start(raw.game)
+    players = [HUMAN] * 4
+    for i in range(3):
+        players[(seat + 1 + i) % 4] = specs[i]
+    rules = f"{profile} (the defaults)" if profile == DEFAULT_PROFILE else profile
     out.write(
         f"{raw.metadata['name']}: you are {me}; opponents "
         + ", ".join(f"player_{s} {specs[i]}" for i, s in enumerate(sorted(bots, key=lambda s: (s - seat) % 4)))
-        + f"; {hands} hand(s)\n"
+        + f"; {hands} hand(s); rules: profile {rules}\n"
     )
     for bot in bots.values():
         bot.reset()
@@ -232,6 +241,7 @@ def play(
         quit_reason = str(stop)
         out.write(f"leaving the game ({quit_reason})\n")
     record = raw.record()
+    record["players"] = players
     out.write(f"seed {record['seed']} (play the same deal again with --seed {record['seed']})\n")
     if results:
         totals = [sum(r["deltas"][s] + r["kong_deltas"][s] for r in results) for s in range(4)]

@@ -177,8 +177,9 @@ function renderSettlement(frame) {
   } else if (r.outcome === "draw") summary.textContent = "exhaustive draw 荒庄: no winner";
   else summary.textContent = "outcome " + r.outcome;
   box.appendChild(summary);
+  const silver = frame.silver;  // X7: the silver 银 this hand moved (Xinjiang)
   box.appendChild(el("p", null, "dealer 庄 player_" + r.dealer + " · next dealer player_" + r.next_dealer +
-    (r.base !== undefined ? " · base " + r.base : "")));
+    (silver ? " · base 底 " + silver.base + " silver 银 per point" : "")));
   if (r.fans.length) {
     const fans = el("table", "fans");
     fans.id = "fans";
@@ -196,7 +197,7 @@ function renderSettlement(frame) {
   const head = el("tr");
   const cols = ["seat", "hand 胡牌", "kongs 杠分", "total", "score after"];
   if (r.payer_fans) cols.splice(1, 0, "payer fan");
-  if (r.silver) cols.push("silver 银");
+  if (silver) cols.push("silver 银 won/lost", "silver 银 after");
   for (const c of cols) head.appendChild(el("th", null, c));
   table.appendChild(head);
   for (let s = 0; s < 4; s++) {
@@ -210,19 +211,26 @@ function renderSettlement(frame) {
     tr.appendChild(el("td", null, fmt(r.kong_deltas[s])));
     tr.appendChild(el("td", null, fmt(r.deltas[s] + r.kong_deltas[s])));
     tr.appendChild(el("td", null, fmt(frame.view.scores[s])));
-    if (r.silver) tr.appendChild(el("td", null, String(r.silver[s])));
+    if (silver) {
+      tr.dataset.silver = String(silver.moved[s]);
+      tr.appendChild(el("td", "silver", fmt(silver.moved[s])));
+      tr.appendChild(el("td", "silver-after", String(Math.round(silver.after[s] * 1000) / 1000)));
+    }
     table.appendChild(tr);
   }
   box.appendChild(table);
   if (r.payments.length) {
     const pay = el("table", "payments");
     pay.id = "payments";
-    const h = el("tr"); for (const c of ["from", "to", "points", "reason"]) h.appendChild(el("th", null, c)); pay.appendChild(h);
+    const h = el("tr");
+    for (const c of ["from", "to", "points", "reason"].concat(silver ? ["silver 银"] : [])) h.appendChild(el("th", null, c));
+    pay.appendChild(h);
     for (const p of r.payments) {
       const tr = el("tr", "payment");
       tr.dataset.from = String(p.from); tr.dataset.to = String(p.to); tr.dataset.points = String(p.points); tr.dataset.reason = p.reason;
       tr.appendChild(el("td", null, "player_" + p.from)); tr.appendChild(el("td", null, "player_" + p.to));
       tr.appendChild(el("td", null, String(p.points))); tr.appendChild(el("td", null, term("reasons", p.reason)));
+      if (silver) tr.appendChild(el("td", "silver", String(Math.round(p.points * silver.base * 1000) / 1000)));
       pay.appendChild(tr);
     }
     box.appendChild(pay);
