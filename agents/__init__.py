@@ -10,6 +10,9 @@ BASE is one of
 - ``random``: `RandomAgent`, uniform over legal actions;
 - ``heuristic``: `HeuristicAgent`, the rule-based baseline;
 - ``torch:path/to/ckpt.pt``: `TorchAgent` from a data-only checkpoint (``torch.load(weights_only=True)``);
+  ``torch:NAME``, a bare name (no path separator, no ``.pt``), is a checkpoint shipped in the
+  package data, from any working directory: ``torch:changchun``, ``torch:xinjiang``
+  (`shipped_checkpoints`, `checkpoint_path`);
 - ``sb3:path/to/model.zip``: a model trained with sb3-contrib's ``MaskablePPO`` on our Gymnasium
   env (`agents.adapters.SB3Agent`);
 - ``rllib:path/to/checkpoint``: an RLlib RLModule checkpoint, such as the one
@@ -24,7 +27,8 @@ it parses (``0.5``, ``3``, ``true``, ``null``, ``"text"``) and as a string other
 ``%26`` for a literal ``&`` and ``%3F`` for ``?``. Examples::
 
     mymodule:MyAgent?ckpt=run/model.zip&temperature=0.5
-    torch:agents/checkpoints/changchun.pt?greedy=false
+    torch:changchun?greedy=false
+    torch:runs/changchun_bc.pt
     sb3:runs/ppo/model.zip?variant=changchun&deterministic=false
 
 User classes get only these keyword arguments (not the tournament seed; give the class a
@@ -39,9 +43,12 @@ for and the files it was built from, with their SHA-256.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
 import hashlib
 import importlib
+import importlib.resources
 import importlib.util
 import json
 import os
@@ -58,20 +65,60 @@ __all__ = [
     "AgentSpec",
     "RandomAgent",
     "agent_info",
+    "checkpoint_path",
     "describe",
     "file_sha256",
+    "is_checkpoint_name",
     "is_trusted",
     "load",
     "parse_spec",
     "resolve_spec",
+    "shipped_checkpoints",
 ]
 
 _CHECKPOINT_KINDS = ("torch", "sb3", "rllib")
 _BUILTIN = ("random", "heuristic")
 _FORMS = (
-    "use 'random', 'heuristic', 'torch:path/to/ckpt.pt', 'sb3:path/to/model.zip', 'rllib:path/to/checkpoint', "
+    "use 'random', 'heuristic', 'torch:changchun', 'torch:path/to/ckpt.pt', 'sb3:path/to/model.zip', "
+    "'rllib:path/to/checkpoint', "
     "'module.path:ClassName' or 'path/to/agent.py:ClassName', optionally followed by ?key=value&key=value"
 )
+
+
+_SHIPPED = "checkpoints"
+"""The package-data folder of the shipped checkpoints (``agents/checkpoints/NAME.pt``)."""
+_extracted = contextlib.ExitStack()  # shipped checkpoints copied out of a zipped install, for this process
+atexit.register(_extracted.close)
+
+
+def shipped_checkpoints() -> tuple[str, ...]:
+    """The names of the checkpoints shipped in the package data, for ``torch:NAME``."""
+    folder = importlib.resources.files(__name__) / _SHIPPED
+    return tuple(sorted(entry.name[: -len(".pt")] for entry in folder.iterdir() if entry.name.endswith(".pt")))
+
+
+def is_checkpoint_name(target: str | Path) -> bool:
+    """Whether ``target`` is a bare checkpoint name (no path separator, no ``.pt`` suffix)
+    rather than a path."""
+    text = str(target)
+    return bool(text) and not any(sep and sep in text for sep in ("/", os.sep, os.altsep)) and not text.endswith(".pt")
+
+
+def checkpoint_path(target: str | Path) -> Path:
+    """The file of a ``torch:`` target: a bare name (`is_checkpoint_name`) is a shipped checkpoint,
+    found through the package data (``importlib.resources``) from any working directory, and
+    ValueError listing the shipped names if there is none of that name; anything else is a path."""
+    if not is_checkpoint_name(target):
+        return Path(target)
+    resource = importlib.resources.files(__name__) / _SHIPPED / f"{target}.pt"
+    if not resource.is_file():
+        raise ValueError(
+            f"no shipped checkpoint named {str(target)!r}: the shipped ones are {', '.join(shipped_checkpoints())} "
+            f"(for a file, write a path: ./{target} or {target}.pt)"
+        )
+    if isinstance(resource, Path):
+        return resource
+    return _extracted.enter_context(importlib.resources.as_file(resource))  # a zipped install
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +209,8 @@ def resolve_spec(spec: str) -> str:
     naming files) made absolute, so the same spec means the same files from any folder."""
     parsed = parse_spec(spec)
     target = parsed.target
-    if parsed.kind in (*_CHECKPOINT_KINDS, "file") and Path(target).exists():
+    shipped = parsed.kind == "torch" and is_checkpoint_name(target)  # the same file from any folder already
+    if parsed.kind in (*_CHECKPOINT_KINDS, "file") and not shipped and Path(target).exists():
         target = str(Path(target).resolve())
     kwargs = tuple((k, str(Path(v).resolve()) if _path_like(v) else v) for k, v in parsed.kwargs)
     return dataclasses.replace(parsed, target=target, kwargs=kwargs).text()
@@ -276,8 +324,10 @@ def describe(spec: str, agent: Any) -> dict[str, Any]:
     attribute, None if it does not say) and ``sources``: the files it was built from (checkpoint,
     agent file or user module, keyword values naming files), each ``{"path", "sha256"}``."""
     parsed = parse_spec(spec)
-    paths: list[str] = []
-    if parsed.kind in (*_CHECKPOINT_KINDS, "file"):
+    paths: list[str | Path] = []
+    if parsed.kind == "torch":
+        paths.append(checkpoint_path(parsed.target))
+    elif parsed.kind in (*_CHECKPOINT_KINDS, "file"):
         paths.append(parsed.target)
     elif parsed.kind == "module" and not is_trusted(spec):
         module = sys.modules.get(parsed.target)

@@ -93,8 +93,13 @@ class TorchAgent(Agent):
         greedy: bool = True,
         advantage_margin: float | None = None,
     ) -> TorchAgent:
-        """Load a checkpoint written by `agents.network.save_checkpoint` (``weights_only=True``);
-        ``advantage_margin`` overrides the one stored in it (``inf``: the policy head alone)."""
+        """Load a checkpoint written by `agents.network.save_checkpoint` (``weights_only=True``):
+        ``path`` is a file, or the name of a shipped checkpoint (``"changchun"``, ``"xinjiang"``:
+        `agents.checkpoint_path`); ``advantage_margin`` overrides the one stored in it (``inf``:
+        the policy head alone)."""
+        from agents import checkpoint_path
+
+        path = checkpoint_path(path)
         target = resolve_device(device)
         network, meta = load_checkpoint(path, target)
         stored = meta.get("metadata", {}).get("advantage_margin", 0.0)

@@ -1,40 +1,93 @@
-"""RLlib smoke test: PPO through RLlib's PettingZoo wrapper with action masking, the learner's
-return against a fixed opponent, and its checkpoint entering a tournament through the RLlib
-adapter (skipped only when the ``ray`` extra is not installed)."""
+"""RLlib smoke test: PPO through RLlib's PettingZoo wrapper with action masking, run as the command
+a user types (no deprecation notice, the learner's return logged, the checkpoint's folder on
+stdout), and its checkpoint entering a tournament through the RLlib adapter (skipped only when the
+``ray`` extra is not installed)."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("ray.rllib")
 
+ROOT = Path(__file__).absolute().parents[1]
 
-def test_rllib_ppo_trains_reports_the_learner_and_its_checkpoint_plays_a_tournament(tmp_path):
+
+def test_the_rllib_example_trains_without_deprecation_notices_and_its_checkpoint_plays_a_tournament(tmp_path):
     import agents
     from agents.tournament.config import TournamentConfig
     from agents.tournament.runner import run_tournament
-    from training.rllib_example import learner_return, make_env, train
+    from training.rllib_example import make_env
 
     env = make_env("changchun")
     obs, _ = env.reset(seed=1)
     ((_agent, first),) = obs.items()
     assert set(first) == {"observations", "action_mask"} and first["action_mask"].sum() >= 1
+
     checkpoint = tmp_path / "ckpt"
-    results = train("changchun", iterations=1, train_batch_size=400, checkpoint=checkpoint)
-    runners = results[0]["env_runners"]
-    assert runners["num_env_steps_sampled_lifetime"] >= 400
-    learner = learner_return(results[0])
-    assert math.isfinite(learner)  # the learner's own return, not a mean over seats (zero by construction)
-    assert learner == pytest.approx(runners["agent_episode_returns_mean"]["player_0"])
+    command = [sys.executable, "-W", "default", "-m", "training.rllib_example", "--iterations", "1"]
+    command += ["--train-batch-size", "400", "--checkpoint", str(checkpoint)]
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(command, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    # Python's DeprecationWarnings and RLlib's own deprecation log records ("DeprecationWarning: `X` has been
+    # deprecated ... will raise an error in the future!") alike
+    notices = [line for line in proc.stderr.splitlines() if re.search(r"deprecat|in the future", line, re.IGNORECASE)]
+    assert not notices, "\n".join(notices)
+    assert proc.stdout.strip() == str(checkpoint.resolve())
+    returns = re.findall(r"iteration 1: env steps (\S+), learner return mean (\S+) points per hand", proc.stderr)
+    assert len(returns) == 1, proc.stderr
+    steps, learner = (float(v) for v in returns[0])
+    assert steps >= 400 and math.isfinite(learner)  # the learner's own return, not a mean over seats (zero)
     assert json.loads((checkpoint / "mahjong_meta.json").read_text()) == {"variant": "changchun", "module": "learner"}
 
     player = agents.load(f"rllib:{checkpoint}")
     assert player.variant == "changchun"
     config = TournamentConfig(variant="changchun", agents=(("rl", f"rllib:{checkpoint}"), ("rand", "random")), deals=1)
     summary = run_tournament(config, tmp_path / "t.sqlite", workers=0, isolate="none")
-    assert summary.hands_played == 2 and not summary.forfeits and not summary.failures
+    assert summary.hands_played == 2 and not summary.forfeits and not summary.failures  # masked: legal moves only
     with pytest.raises(ValueError, match="module"):
         agents.load(f"rllib:{checkpoint}?module=nosuch")
+
+
+def test_learner_return_reads_the_learner_modules_return():
+    from training.rllib_example import learner_return
+
+    assert learner_return({"env_runners": {"module_episode_returns_mean": {"learner": 1.5, "opponent": -0.5}}}) == 1.5
+    assert learner_return({"env_runners": {"agent_episode_returns_mean": {"player_0": -2.0}}}) == -2.0
+    assert math.isnan(learner_return({"env_runners": {}}))
+
+
+def test_the_masking_module_never_picks_an_illegal_action():
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from training.rllib_module import ActionMaskingPPOModule
+
+    space = gym.spaces.Dict(
+        {
+            "observations": gym.spaces.Box(-1.0, 1.0, (6,), np.float32),
+            "action_mask": gym.spaces.Box(0.0, 1.0, (5,), np.float32),
+        }
+    )
+    module = ActionMaskingPPOModule(
+        observation_space=space, action_space=gym.spaces.Discrete(5), model_config={"fcnet_hiddens": [8]}
+    )
+    assert module.observation_space == space
+    mask = torch.tensor([[0, 1, 0, 0, 1], [1, 0, 0, 0, 0]], dtype=torch.float32)
+    batch = {Columns.OBS: {"observations": torch.rand(2, 6), "action_mask": mask}}
+    for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
+        logits = forward(dict(batch))[Columns.ACTION_DIST_INPUTS]
+        assert (logits[mask == 0] < -1e30).all() and (logits[mask == 1] > -1e3).all()
+    assert module.compute_values(dict(batch)).shape == (2,)
+    with pytest.raises(ValueError, match="Dict observation space"):
+        ActionMaskingPPOModule(observation_space=space["observations"], action_space=gym.spaces.Discrete(5))

@@ -96,19 +96,23 @@ def test_ppo_defaults_fit_both_variants():
 
 
 @pytest.mark.parametrize(
-    ("module", "argv", "message"),
+    ("module", "argv", "message", "code"),
     [
-        (ppo, ["--variant", "changchn"], "--variant"),
-        (ppo, ["--total-steps", "-5"], "--total-steps"),
-        (ppo, ["--init", "nowhere.pt"], "--init"),
-        (bc, ["--decisions", "-1"], "--decisions"),
-        (bc, ["--epochs", "0"], "--epochs"),
+        (ppo, ["--variant", "changchn"], "--variant", 2),
+        (ppo, ["--total-steps", "-5"], "--total-steps", 2),
+        (ppo, ["--init", "nowhere.pt"], "--init", 1),
+        (bc, ["--decisions", "-1"], "--decisions", 2),
+        (bc, ["--epochs", "0"], "--epochs", 2),
+        (bc, ["--data", "nowhere.npz"], "--data", 1),
     ],
 )
-def test_training_scripts_reject_bad_arguments_before_creating_anything(tmp_path, module, argv, message):
+def test_training_scripts_reject_bad_arguments_before_creating_anything(tmp_path, capsys, module, argv, message, code):
     out = tmp_path / "runs"
-    with pytest.raises(SystemExit, match=message):
+    with pytest.raises(SystemExit) as exit_:
         module.main([*argv, "--out-dir", str(out)])
+    assert exit_.value.code == code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
     assert not out.exists()
 
 

@@ -12,6 +12,7 @@ error of the advantage head's centred estimates against the candidates' centred 
 the metrics log and the learning-curve PNG.
 
     python -m training.bc --variant changchun --decisions 250000 --data-workers 2
+    python -m training.bc --variant changchun --data runs/data/changchun.npz --save-path runs/changchun_bc.pt
 
 Logged: ``bc/val_accuracy`` (held-out agreement with the heuristic) and
 ``bc/val_agreement_{discard,claim,ready,kong,bao,win}`` per decision type;
@@ -27,10 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import random
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -38,10 +42,26 @@ from torch import nn
 
 from agents.network import PRIOR_ROWS, PolicyNetwork, masked_logits, prior_planes, save_checkpoint
 from agents.torch_agent import choose_with_advantage, resolve_device
-from training.cli import MetricLogger, new_run_dir, plot_curves, progress_bar, require, script_main
+from training.cli import (
+    InputError,
+    MetricLogger,
+    new_run_dir,
+    plot_curves,
+    prepare_output,
+    progress_bar,
+    require,
+    require_file,
+    script_main,
+)
 from training.paired import DECISION_KINDS, generate, relabel
 
-__all__ = ["MARGINS", "Args", "main", "train"]
+__all__ = ["DATA_COLUMNS", "MARGINS", "Args", "check_args", "main", "train"]
+
+log = logging.getLogger(__spec__.name if __spec__ else __name__)  # not __main__ under python -m
+
+DATA_COLUMNS = ("planes", "scalars", "masks", "actions", "kinds", "returns", "games", "candidates", "qvalues")
+"""Columns every data set needs (`training.paired.paired_dataset`); ``analysis`` and ``priors``
+besides where the network reads them."""
 
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8)
 """Advantage margins (in units of the rollout spread) tried on the validation rows; the best is
@@ -52,8 +72,8 @@ stored in the checkpoint as ``advantage_margin``."""
 class Args:
     """Behaviour cloning of the heuristic agent, with an advantage head from paired rollouts."""
 
-    variant: str = "changchun"
-    """rule set: xinjiang or changchun"""
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
     exp_name: str = "bc"
     """name of the experiment (the run directory is runs/{variant}__{exp_name}__{seed}__{time})"""
     seed: int = 1
@@ -120,18 +140,19 @@ class Args:
     out_dir: str = "runs"
     """where run directories go"""
     save_path: str | None = None
-    """checkpoint path (default: the run directory's bc.pt)"""
+    """checkpoint path, for commands that follow (its folder is made before any work; default: the run
+    directory's bc.pt)"""
     tensorboard: bool = True
     """log to TensorBoard as well as metrics.csv"""
     progress: bool = True
-    """show tqdm progress bars"""
+    """show progress bars of the data and the training steps (only when stderr is a terminal)"""
 
 
 def check_args(args: Args) -> None:
-    """One-line ValueErrors naming the bad flag, before anything is created."""
+    """Everything that can be checked before anything is created: the flag values (ValueError
+    naming the flag), then the data set's columns and the checkpoint's folder (`InputError`)."""
     require(args.variant in ("xinjiang", "changchun"), f"--variant must be xinjiang or changchun, got {args.variant!r}")
     require(args.data is not None or args.decisions >= 1, f"--decisions must be a positive int, got {args.decisions}")
-    require(args.data is None or Path(args.data).is_file(), f"--data {args.data!r} does not exist")
     require(args.data_workers >= 1, f"--data-workers must be a positive int, got {args.data_workers}")
     require(args.num_envs >= 1, f"--num-envs must be a positive int, got {args.num_envs}")
     require(0.0 <= args.rollout_prob <= 1.0, f"--rollout-prob must be in [0, 1], got {args.rollout_prob}")
@@ -154,6 +175,27 @@ def check_args(args: Args) -> None:
             load_teacher(args.teacher)
         except ValueError as error:
             raise ValueError(f"--teacher: {error}") from None
+    else:
+        _check_data(args)
+    if args.save_path is not None:
+        prepare_output(args.save_path, "--save-path")
+
+
+def _check_data(args: Args) -> None:
+    """`InputError` unless ``--data`` is an .npz with the columns this run reads."""
+    path = require_file(args.data, "--data")  # type: ignore[arg-type]
+    try:
+        with np.load(path) as saved:
+            columns = set(saved.files)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise InputError(f"--data {str(path)!r} is not an .npz written by training.paired ({error})") from None
+    missing = [c for c in DATA_COLUMNS if c not in columns]
+    if missing:
+        raise InputError(f"--data {str(path)!r} lacks the columns {missing}: write it with python -m training.paired")
+    if args.analysis and "analysis" not in columns:
+        raise InputError(f"--data {str(path)!r} has no analysis planes: pass --no-analysis, or generate it again")
+    if args.prior_planes and "priors" not in columns:
+        raise InputError(f"--data {str(path)!r} has no priors column (made before prior planes): generate it again")
 
 
 def _batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
@@ -295,11 +337,8 @@ def train(args: Args) -> Path:
             args.explore,
             num_envs=args.num_envs,
             teacher=args.teacher,
+            progress=args.progress,
         )
-    if args.analysis and "analysis" not in data:
-        raise ValueError("the data set has no analysis planes; generate it with analysis or pass --no-analysis")
-    if args.prior_planes and "priors" not in data:
-        raise ValueError("the data set has no priors column (made before prior planes): generate it again")
     rolled = ~np.isnan(data["qvalues"][:, 0])
     use_adv = args.advantage_head and bool(rolled.any())
     data_seconds = time.time() - start
@@ -312,7 +351,7 @@ def train(args: Args) -> Path:
     if args.relabel:  # the training split only: held-out agreement stays agreement with the heuristic
         data["actions"], adopted = relabel(data, train_idx)
         for item in adopted:
-            print(f"bc: relabel {item}")
+            log.info("relabel %s", item)
     q = data["qvalues"][rolled & ~is_val]
     centred = q - np.nanmean(q, axis=1, keepdims=True)
     adv_scale = (
@@ -411,11 +450,14 @@ def train(args: Args) -> Path:
     if args.gate_deals > 0:
         from training.duplicate import gate_checkpoint
 
-        gate = gate_checkpoint(args.variant, save_path, args.gate_deals, args.seed)
+        gate = gate_checkpoint(args.variant, save_path, args.gate_deals, args.seed, progress=args.progress)
         low, high = gate.ci("candidate")
-        print(
-            f"bc: gate 1-vs-3 against the heuristic: {gate.mean('candidate'):+.3f} [{low:+.3f}, {high:+.3f}] "
-            f"over {gate.hands} hands"
+        log.info(
+            "gate 1-vs-3 against the heuristic: %+.3f [%+.3f, %+.3f] over %d hands",
+            gate.mean("candidate"),
+            low,
+            high,
+            gate.hands,
         )
         logger.scalar("eval/points_vs_heuristic", gate.mean("candidate"), step)
         payload = torch.load(save_path, weights_only=True)
@@ -434,12 +476,13 @@ def train(args: Args) -> Path:
     )
     logger.close()
     shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-    print(f"bc: {shown} on {len(val_idx)} held-out decisions; checkpoint {save_path}")
+    log.info("%s on %d held-out decisions; run directory %s", shown, len(val_idx), run_dir)
     return save_path
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return script_main("training.bc", Args, check_args, train, argv)
+    """The command line: the checkpoint's path on stdout."""
+    return script_main("python -m training.bc", Args, check_args, train, argv)
 
 
 if __name__ == "__main__":

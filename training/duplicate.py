@@ -12,10 +12,11 @@ Agents play the same deals with the seats rotated, many games at once on
 A deal is one seed (dealer, walls, dice): game ``g`` of the batch holds one seating and
 plays the deals ``(env_id, episode)`` of `mahjong_env.adapters.vector.episode_seed`, where every
 seating of a deal shares the env id. The confidence intervals are bootstrap intervals over
-deals (the deals are independent, the seatings of one deal are not).
+deals (the deals are independent, the seatings of one deal are not): the expanded-percentile
+intervals of the tournament (`agents.tournament.stats.bootstrap_ratio`, by `scipy.stats.bootstrap`).
 
-    python -m training.duplicate --variant changchun --deals 750 \
-        --candidate torch:agents/checkpoints/changchun.pt --baseline heuristic
+    python -m training.duplicate --variant changchun --deals 750 --candidate torch:changchun --baseline heuristic
+    python -m training.duplicate --variant changchun --deals 750 --candidate torch:runs/changchun_bc.pt
 
 Changchun's points per hand have a standard deviation of about 26: 3,000 hands (750 deals
 1-vs-3) give an interval of roughly ±1; claims of strength need at least that many.
@@ -23,40 +24,52 @@ Changchun's points per hand have a standard deviation of about 26: 3,000 hands (
 
 from __future__ import annotations
 
-import argparse
+import json
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+import tyro
 
 import agents as agent_registry
 from agents.base import Agent
 from mahjong_env.adapters.vector import VectorMahjong
+from training.cli import InputError, progress_bar, require, script_main
 from training.rollout import decision_infos
 
 __all__ = [
+    "Args",
     "DuplicateResult",
     "bootstrap_ci",
+    "check_args",
     "duplicate_match",
     "four_agents",
     "gate_checkpoint",
+    "load_agent",
     "main",
     "one_vs_three",
 ]
 
 
 def bootstrap_ci(values: np.ndarray, seed: int = 0, resamples: int = 10_000) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean of ``values`` (one value per deal)."""
+    """95% bootstrap interval of the mean of ``values`` (one value per deal): the tournament's
+    expanded-percentile interval (`agents.tournament.stats.bootstrap_ratio`); NaN below 2 values."""
+    from agents.tournament.stats import bootstrap_ratio
+
     values = np.asarray(values, np.float64)
-    if len(values) < 2:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), (resamples, len(values)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
+    _, low, high = bootstrap_ratio(values, np.ones_like(values), resamples=resamples, seed=seed)
+    return float(low[0]), float(high[0])
+
+
+def load_agent(spec: str, seed: int | None, flag: str) -> Agent:
+    """`agents.load` for a command line: `InputError` naming ``flag`` when the agent cannot be built."""
+    try:
+        return agent_registry.load(spec, seed=seed)
+    except ValueError as error:
+        raise InputError(f"{flag}: {error}") from None
 
 
 @dataclass
@@ -115,9 +128,11 @@ def duplicate_match(
     deals: int,
     seed: int = 0,
     deals_per_batch: int = 16,
+    progress: bool = False,
     **rule_overrides: Any,
 ) -> DuplicateResult:
-    """Play ``deals`` deals, each once per seating (a tuple of four entrant names)."""
+    """Play ``deals`` deals, each once per seating (a tuple of four entrant names); ``progress``
+    shows a bar of the hands played on a terminal (`training.cli.progress_bar`)."""
     if deals < 1:
         raise ValueError(f"deals must be a positive int, got {deals!r}")
     names = list(entrants)
@@ -141,6 +156,7 @@ def duplicate_match(
     seats_held = {name: 0 for name in names}
     needs_info = {name: getattr(agent, "needs_info", True) for name, agent in entrants.items()}
     start, decisions = time.time(), 0
+    bar = progress_bar(deals * len(seatings), f"duplicate {variant}", progress, unit="hand")
     while min(done_episodes) < rounds:
         actions = np.zeros(n, np.int64)
         by_agent: dict[str, list[int]] = {}
@@ -157,6 +173,8 @@ def duplicate_match(
             k = done_episodes[g]
             if k < rounds:
                 d, j = env_ids[g], table_of[g]
+                if d * rounds + k < deals:  # the deal's row of `flat` below
+                    bar.update(1)
                 points[d, k, j] = scores[g]
                 result = infos[g]["result"]
                 winner = result.get("winner")
@@ -169,6 +187,7 @@ def duplicate_match(
                         deal_ins[seatings[j][s]] += 1
             done_episodes[g] += 1
             scores[g] = 0.0
+    bar.close()
     seconds = time.time() - start
     flat = points.reshape(block * rounds, len(seatings), 4)[:deals]
     per_deal = {}
@@ -204,59 +223,89 @@ def four_agents(variant: str, entrants: dict[str, Agent], deals: int, seed: int 
     return duplicate_match(variant, entrants, seatings, deals, seed, **kw)
 
 
-def main(argv: list[str] | None = None) -> DuplicateResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="changchun", choices=["xinjiang", "changchun"])
-    parser.add_argument("--candidate", required=True, help="agents.load spec of the agent under test")
-    parser.add_argument("--baseline", default="heuristic", help="agents.load spec of the three opponents (1v3)")
-    parser.add_argument(
-        "--others",
-        nargs="*",
-        default=None,
-        help="4-agent format instead: up to three more NAME=SPEC entrants besides the candidate",
-    )
-    parser.add_argument("--deals", type=int, default=750, help="deals; 1v3 plays each four times (750 -> 3,000 hands)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals")
-    parser.add_argument("--batch-deals", type=int, default=16, help="deals played side by side")
-    parser.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE", help="rule field (JSON value)")
-    args = parser.parse_args(argv)
-    if args.deals < 1:
-        parser.error(f"--deals must be a positive int, got {args.deals}")
-    if args.batch_deals < 1:
-        parser.error(f"--batch-deals must be a positive int, got {args.batch_deals}")
-    import json
+@dataclass
+class Args:
+    """Batched duplicate evaluation: a candidate 1-vs-3 against a baseline (or four agents), the same
+    deals with the seats rotated; prints the table of points per hand with 95% intervals over deals."""
 
-    import torch
+    candidate: str
+    """agents.load spec of the agent under test: torch:changchun (a shipped checkpoint), torch:PATH.pt, heuristic …"""
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
+    baseline: str = "heuristic"
+    """agents.load spec of the three opponents (1-vs-3)"""
+    others: tuple[str, ...] | None = None
+    """four-agent format instead: up to three more NAME=SPEC entrants besides the candidate"""
+    deals: int = 750
+    """deals; 1-vs-3 plays each four times (750 deals: 3,000 hands, the least for a claim of strength)"""
+    seed: int = 0
+    """seed of the deals"""
+    batch_deals: int = 16
+    """deals played side by side"""
+    rule: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """a rule field as FIELD=VALUE (the value read as JSON); repeat the flag for more"""
+    progress: bool = True
+    """show a progress bar of the hands (only when stderr is a terminal)"""
 
-    torch.set_num_threads(1)
-    rules = {}
-    for item in args.rule:
+
+def _rules(items: tuple[str, ...]) -> dict[str, Any]:
+    rules: dict[str, Any] = {}
+    for item in items:
         key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--rule takes FIELD=VALUE, got {item!r}")
+        require(bool(sep and key), f"--rule takes FIELD=VALUE, got {item!r}")
         try:
             rules[key] = json.loads(value)
         except json.JSONDecodeError:
             rules[key] = value
-    candidate = agent_registry.load(args.candidate, seed=args.seed)
+    return rules
+
+
+def check_args(args: Args) -> None:
+    """The flag values and the spelling of the agent specs and rule fields (ValueError naming the flag)."""
+    require(args.deals >= 1, f"--deals must be a positive int, got {args.deals}")
+    require(args.batch_deals >= 1, f"--batch-deals must be a positive int, got {args.batch_deals}")
+    require(args.others is None or 1 <= len(args.others) <= 3, "--others takes one to three NAME=SPEC entrants")
+    for flag, spec in [("--candidate", args.candidate), ("--baseline", args.baseline)] + [
+        ("--others", item.partition("=")[2] or item) for item in args.others or ()
+    ]:
+        try:
+            agent_registry.parse_spec(spec)
+        except ValueError as error:
+            raise ValueError(f"{flag}: {error}") from None
+    _rules(args.rule)
+
+
+def run(args: Args) -> DuplicateResult:
+    """Build the entrants (`InputError` if one cannot be built), then play."""
+    import torch
+
+    torch.set_num_threads(1)
+    rules = _rules(args.rule)
+    candidate = load_agent(args.candidate, args.seed, "--candidate")
     if args.others is None:
-        result = one_vs_three(
+        baseline = load_agent(args.baseline, args.seed + 1, "--baseline")
+        return one_vs_three(
             args.variant,
             candidate,
-            agent_registry.load(args.baseline, seed=args.seed + 1),
+            baseline,
             args.deals,
             args.seed,
             deals_per_batch=args.batch_deals,
+            progress=args.progress,
             **rules,
         )
-    else:
-        entrants = {"candidate": candidate}
-        for k, item in enumerate(args.others):
-            name, sep, spec = item.partition("=")
-            entrants[name if sep else item] = agent_registry.load(spec if sep else item, seed=args.seed + 1 + k)
-        result = four_agents(args.variant, entrants, args.deals, args.seed, deals_per_batch=args.batch_deals, **rules)
-    print(result.table())
-    return result
+    entrants = {"candidate": candidate}
+    for k, item in enumerate(args.others):
+        name, sep, spec = item.partition("=")
+        entrants[name if sep else item] = load_agent(spec if sep else item, args.seed + 1 + k, "--others")
+    return four_agents(
+        args.variant, entrants, args.deals, args.seed, deals_per_batch=args.batch_deals, progress=args.progress, **rules
+    )
+
+
+def main(argv: list[str] | None = None) -> DuplicateResult:
+    """The command line: the table on stdout."""
+    return script_main("python -m training.duplicate", Args, check_args, run, argv, show=DuplicateResult.table)
 
 
 if __name__ == "__main__":

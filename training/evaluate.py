@@ -5,8 +5,7 @@ the line-up, so every agent meets the same tiles from every seat it can occupy a
 the deal cancels out. With agents ``A, B`` the line-up is ``A B A B`` (two seatings), with
 ``A, B, C`` it is ``A B C A`` (four), with four agents each sits once in every seat.
 
-    python -m training.evaluate --variant changchun --hands 400 \
-        --agents ppo=torch:agents/checkpoints/changchun.pt heuristic=heuristic
+    python -m training.evaluate --variant changchun --hands 400 --agents shipped=torch:changchun heuristic=heuristic
 
 The score of an agent is its mean points per hand per seat it holds; the 95% confidence
 interval is a bootstrap over the per-deal means (the deals are independent; the seatings of
@@ -16,14 +15,15 @@ candidate against the heuristic, see `training.duplicate`.
 
 from __future__ import annotations
 
-import argparse
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import agents as agent_registry
-from training.duplicate import duplicate_match
+from training.cli import require, script_main
+from training.duplicate import duplicate_match, load_agent
 
-__all__ = ["duplicate_eval", "format_table", "main"]
+__all__ = ["Args", "check_args", "duplicate_eval", "format_table", "main"]
 
 
 def _seatings(names: list[str]) -> list[tuple[str, ...]]:
@@ -41,6 +41,7 @@ def duplicate_eval(
     agent_specs: dict[str, str],
     hands: int = 200,
     seed: int = 0,
+    progress: bool = False,
     **rule_overrides: Any,
 ) -> dict[str, dict[str, float]]:
     """Play about ``hands`` hands (whole deals × seatings) and score each agent, batched on
@@ -49,17 +50,20 @@ def duplicate_eval(
     ``agent_specs`` maps a display name to an `agents.load` spec (one to four agents).
     Returns ``{name: {"mean", "ci95", "win_rate", "deals", "hands"}}``: mean points per hand,
     the 95% CI half-width (bootstrap over deals), the share of its hands it won, the deals
-    played and the hands it sat.
+    played and the hands it sat. An agent that cannot be built is a `training.cli.InputError`
+    (a ValueError); ``progress`` shows a bar of the hands on a terminal.
     """
     names = list(agent_specs)
     if not 1 <= len(names) <= 4:
         raise ValueError(f"duplicate_eval plays one to four agents, got {len(names)}: {names}")
     if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
         raise ValueError(f"hands must be a positive int, got {hands!r}")
-    players = {name: agent_registry.load(spec, seed=seed + k) for k, (name, spec) in enumerate(agent_specs.items())}
+    players = {
+        name: load_agent(spec, seed + k, f"--agents {name}") for k, (name, spec) in enumerate(agent_specs.items())
+    }
     seatings = _seatings(names)
     deals = math.ceil(hands / len(seatings))
-    result = duplicate_match(variant, players, seatings, deals, seed, **rule_overrides)
+    result = duplicate_match(variant, players, seatings, deals, seed, progress=progress, **rule_overrides)
     table = {}
     for name in names:
         low, high = result.ci(name)
@@ -86,28 +90,49 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="changchun", help="xinjiang or changchun")
-    parser.add_argument(
-        "--agents",
-        nargs="+",
-        default=["heuristic=heuristic", "random=random"],
-        help="NAME=SPEC pairs, SPEC as agents.load takes it (random, heuristic, torch:PATH, module:Class)",
-    )
-    parser.add_argument("--hands", type=int, default=200, help="total hands to play (whole deals x seatings)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals")
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=1,
-        help="torch CPU threads (small batched networks: 1 is fastest on a shared CPU; 0 leaves torch's default)",
-    )
-    args = parser.parse_args(argv)
-    if args.hands < 1:
-        parser.error(f"--hands must be a positive int, got {args.hands}")
-    if args.torch_threads < 0:
-        parser.error(f"--torch-threads must be >= 0, got {args.torch_threads}")
+@dataclass
+class Args:
+    """Duplicate evaluation of one to four agents: the same deals, every seat rotation of the line-up;
+    prints each agent's points per hand with a 95% interval over deals."""
+
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
+    agents: tuple[str, ...] = ("heuristic=heuristic", "random=random")
+    """NAME=SPEC pairs (or bare SPECs), SPEC as agents.load takes it: random, heuristic, torch:changchun,
+    torch:PATH.pt, module:Class"""
+    hands: int = 200
+    """total hands to play (whole deals x seatings)"""
+    seed: int = 0
+    """seed of the deals"""
+    torch_threads: int = 1
+    """torch CPU threads (small batched networks: 1 is fastest on a shared CPU; 0 leaves torch's default)"""
+    progress: bool = True
+    """show a progress bar of the hands (only when stderr is a terminal)"""
+
+
+def _specs(items: tuple[str, ...]) -> dict[str, str]:
+    specs = {}
+    for item in items:
+        name, sep, spec = item.partition("=")
+        specs[name if sep else item] = spec if sep else item
+    return specs
+
+
+def check_args(args: Args) -> None:
+    """The flag values and the spelling of the agent specs (ValueError naming the flag)."""
+    require(args.hands >= 1, f"--hands must be a positive int, got {args.hands}")
+    require(args.torch_threads >= 0, f"--torch-threads must be >= 0, got {args.torch_threads}")
+    specs = _specs(args.agents)
+    require(1 <= len(specs) <= 4, f"--agents takes one to four distinct NAME=SPEC entrants, got {len(specs)}")
+    for name, spec in specs.items():
+        try:
+            agent_registry.parse_spec(spec)
+        except ValueError as error:
+            raise ValueError(f"--agents {name}: {error}") from None
+
+
+def run(args: Args) -> dict[str, dict[str, float]]:
+    """Build the agents (`training.cli.InputError` if one cannot be built), then play."""
     if args.torch_threads > 0:
         try:
             import torch
@@ -115,15 +140,12 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
             pass
         else:
             torch.set_num_threads(args.torch_threads)
-    specs = {}
-    for item in args.agents:
-        name, sep, spec = item.partition("=")
-        if not sep:
-            name, spec = item, item
-        specs[name] = spec
-    table = duplicate_eval(args.variant, specs, args.hands, args.seed)
-    print(format_table(table))
-    return table
+    return duplicate_eval(args.variant, _specs(args.agents), args.hands, args.seed, progress=args.progress)
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """The command line: the table on stdout."""
+    return script_main("python -m training.evaluate", Args, check_args, run, argv, show=format_table)
 
 
 if __name__ == "__main__":

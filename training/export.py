@@ -9,26 +9,35 @@ gains an ``export`` entry (what was dropped and why), so the shipped file says h
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import tyro
 
 from agents.network import PolicyNetwork, load_checkpoint, save_checkpoint
+from training.cli import InputError, prepare_output, require_file, script_main
 
-__all__ = ["export", "main"]
+__all__ = ["Args", "check_args", "export", "main", "without_advantage_head"]
+
+
+def without_advantage_head(network: PolicyNetwork) -> PolicyNetwork:
+    """A copy of ``network`` without its advantage head: the same trunk, policy and value weights."""
+    arch = network.arch()
+    arch["advantage_head"] = False
+    plain = PolicyNetwork(**arch)
+    own = plain.state_dict()
+    plain.load_state_dict({k: v for k, v in network.state_dict().items() if k in own})
+    return plain.eval()
 
 
 def export(source: str | Path, target: str | Path, drop_advantage_head: bool = False, note: str = "") -> Path:
     """Copy checkpoint ``source`` to ``target``, without the advantage head if asked."""
     network, meta = load_checkpoint(source)
-    arch = network.arch()
     if drop_advantage_head:
         if not network.advantage_head:
             raise ValueError(f"{source}: this checkpoint has no advantage head to drop")
-        arch["advantage_head"] = False
-        plain = PolicyNetwork(**arch)
-        own = plain.state_dict()
-        plain.load_state_dict({k: v for k, v in network.state_dict().items() if k in own})
-        network = plain
+        network = without_advantage_head(network)
     metadata = dict(meta.get("metadata", {}))
     if drop_advantage_head:
         metadata.pop("advantage_margin", None)
@@ -36,19 +45,39 @@ def export(source: str | Path, target: str | Path, drop_advantage_head: bool = F
     return save_checkpoint(target, network, meta["variant"], metadata)
 
 
-def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", help="checkpoint to copy")
-    parser.add_argument("target", help="where to write the copy")
-    parser.add_argument("--drop-advantage-head", action="store_true", help="keep the policy (and value) head only")
-    parser.add_argument("--note", default="", help="why, recorded in the metadata")
-    args = parser.parse_args(argv)
+@dataclass
+class Args:
+    """Write a shippable copy of a checkpoint, optionally without its advantage head."""
+
+    source: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="SOURCE")]
+    """checkpoint to copy"""
+    target: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="TARGET")]
+    """where to write the copy (its folder is made first)"""
+    drop_advantage_head: bool = False
+    """keep the policy (and value) head only"""
+    note: str = ""
+    """why, recorded in the metadata"""
+
+
+def check_args(args: Args) -> None:
+    """The source checkpoint (its advantage head, if one is to be dropped) and the target's folder."""
+    require_file(args.source, "SOURCE")
     try:
-        path = export(args.source, args.target, args.drop_advantage_head, args.note)
+        network, _ = load_checkpoint(args.source)
     except ValueError as error:
-        raise SystemExit(f"training.export: {error}") from None
-    print(f"training.export: wrote {path}")
-    return path
+        raise InputError(f"SOURCE: {error}") from None
+    if args.drop_advantage_head and not network.advantage_head:
+        raise InputError(f"SOURCE {args.source!r} has no advantage head to drop (leave out --drop-advantage-head)")
+    prepare_output(args.target, "TARGET")
+
+
+def _run(args: Args) -> Path:
+    return export(args.source, args.target, args.drop_advantage_head, args.note)
+
+
+def main(argv: list[str] | None = None) -> Path:
+    """The command line: the written checkpoint's path on stdout."""
+    return script_main("python -m training.export", Args, check_args, _run, argv)
 
 
 if __name__ == "__main__":

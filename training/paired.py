@@ -18,14 +18,19 @@ Value targets (``returns``) are always the deciding seat's points from its decis
 of that hand: rows of hands still running when the generation stops are dropped, never cut.
 
     data = paired_dataset("changchun", decisions=20_000, seed=1, rollout_prob=0.3)
+
+    python -m training.paired --variant changchun --decisions 200000 --workers 2 --out runs/data/changchun.npz
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
@@ -39,19 +44,26 @@ from mahjong_env.observation import NUM_CHANNELS
 from mahjong_env.tiles import NUM_KINDS
 from mahjong_env.variants import get_variant
 from mahjong_env.view import table_view
+from training.cli import prepare_output, progress_bar, require, script_main
 
 __all__ = [
     "ACTION_CLASSES",
+    "Args",
     "DECISION_KINDS",
     "MAX_CANDIDATES",
     "action_class",
     "class_gains",
     "clone_game",
     "decision_kind",
+    "generate",
+    "load_teacher",
+    "main",
     "paired_dataset",
     "play_out",
     "relabel",
 ]
+
+log = logging.getLogger(__spec__.name if __spec__ else __name__)  # not __main__ under python -m
 
 MAX_CANDIDATES = 6
 TILE_ROWS = NUM_CHANNELS - 3
@@ -345,15 +357,32 @@ def load_teacher(spec: str, seed: int = 0) -> HeuristicAgent:
     return teacher
 
 
+_progress_counter: Any = None
+"""In a worker process of `generate`: the shared count of finished rows, for the progress bar."""
+
+
+def _init_worker(counter: Any) -> None:
+    global _progress_counter
+    _progress_counter = counter
+
+
 def _worker(job: tuple[str, int, int, float, float, int, float | None, str, dict[str, Any]]) -> dict[str, np.ndarray]:
-    variant, decisions, seed, rollout_prob, explore, num_envs, seconds, teacher, rules = job
-    start, last = time.monotonic(), [0]
+    """`paired_dataset` in a worker process, adding its finished rows to the shared counter."""
+    counter, done = _progress_counter, [0]
 
     def report(rows: int) -> None:
-        if rows - last[0] >= 5000:
-            last[0] = rows
-            print(f"  seed {seed}: {rows} rows, {time.monotonic() - start:.0f} s", flush=True)
+        with counter.get_lock():
+            counter.value += rows - done[0]
+        done[0] = rows
 
+    return _dataset(job, report if counter is not None else None)
+
+
+def _dataset(
+    job: tuple[str, int, int, float, float, int, float | None, str, dict[str, Any]],
+    progress: Callable[[int], None] | None,
+) -> dict[str, np.ndarray]:
+    variant, decisions, seed, rollout_prob, explore, num_envs, seconds, teacher, rules = job
     return paired_dataset(
         variant,
         decisions,
@@ -361,7 +390,7 @@ def _worker(job: tuple[str, int, int, float, float, int, float | None, str, dict
         num_envs=num_envs,
         rollout_prob=rollout_prob,
         explore=explore,
-        progress=report,
+        progress=progress,
         seconds=seconds,
         teacher=teacher,
         **rules,
@@ -378,10 +407,12 @@ def generate(
     num_envs: int = 16,
     seconds: float | None = None,
     teacher: str = "heuristic",
+    progress: bool = False,
     **rule_overrides: Any,
 ) -> dict[str, np.ndarray]:
     """`paired_dataset` split over ``workers`` processes (seeds ``seed * 1000 + w``), merged;
-    hand ids are made unique across workers."""
+    hand ids are made unique across workers. ``progress`` shows a bar of the finished rows on a
+    terminal (`training.cli.progress_bar`)."""
     if workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     share = -(-decisions // workers)
@@ -390,13 +421,28 @@ def generate(
         (variant, share, seed * 1000 + w, rollout_prob, explore, num_envs, seconds, teacher, rule_overrides)
         for w in range(workers)
     ]
-    if workers == 1:
-        parts = [_worker(jobs[0])]
-    else:
-        import multiprocessing
+    total = share * workers
+    with progress_bar(total, f"paired {variant}", progress, unit="row") as bar:
+        shown = [0]
 
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            parts = pool.map(_worker, jobs)
+        def show(rows: int) -> None:  # the last hands may overshoot the count: the bar stops at its end
+            bar.update(min(rows, total) - shown[0])
+            shown[0] = min(rows, total)
+
+        if workers == 1:
+            parts = [_dataset(jobs[0], show)]
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            counter = context.Value("q", 0) if progress else None
+            with context.Pool(workers, initializer=_init_worker, initargs=(counter,)) as pool:
+                pending = pool.map_async(_worker, jobs)
+                while not pending.ready():
+                    pending.wait(0.5)
+                    if counter is not None:
+                        show(counter.value)
+                parts = pending.get()
     offset = 0
     for part in parts:
         part["games"] = part["games"] + offset
@@ -404,33 +450,54 @@ def generate(
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
-def main(argv: list[str] | None = None) -> None:
-    import argparse
-    import time
+@dataclass
+class Args:
+    """Generate behaviour-cloning rows with paired rollouts (four heuristic players, batched) into an .npz."""
 
-    parser = argparse.ArgumentParser(
-        description="Generate behaviour-cloning rows with paired rollouts (training.paired)"
-    )
-    parser.add_argument("--variant", default="changchun", choices=["xinjiang", "changchun"])
-    parser.add_argument("--decisions", type=int, default=250_000, help="rows to generate (decisions with a choice)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=1, help="processes")
-    parser.add_argument("--rollout-prob", type=float, default=0.3, help="share of candidate decisions rolled out")
-    parser.add_argument("--explore", type=float, default=0.05, help="share of decisions played at random")
-    parser.add_argument("--seconds", type=float, default=None, help="stop after this much wall time")
-    parser.add_argument(
-        "--teacher",
-        default="heuristic",
-        help='agents.load spec of the rule-based players, e.g. heuristic?kongs="always"',
-    )
-    parser.add_argument("--out", required=True, help="output .npz")
-    args = parser.parse_args(argv)
-    if args.decisions < 1 or args.workers < 1:
-        parser.error("--decisions and --workers must be positive ints")
+    out: str
+    """output .npz (its folder is made before any work; .npz is appended if missing)"""
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
+    decisions: int = 250_000
+    """rows to generate (decisions with more than one legal action, of hands that ended)"""
+    seed: int = 1
+    """seed of the deals and the sampling (worker w plays the seed seed * 1000 + w)"""
+    workers: int = 1
+    """processes generating rows (each about decisions / workers)"""
+    num_envs: int = 16
+    """games played side by side per process"""
+    rollout_prob: float = 0.3
+    """share of the decisions with candidates that get paired rollouts (0: plain BC data, much faster)"""
+    explore: float = 0.05
+    """probability that a decision is played at random (its label stays the teacher's)"""
+    seconds: float | None = None
+    """stop after this much wall time, whatever the row count (None: no limit)"""
+    teacher: str = "heuristic"
+    """agents.load spec of the rule-based players that play and label, e.g. 'heuristic?kongs="always"'"""
+    progress: bool = True
+    """show a progress bar of the rows (only when stderr is a terminal)"""
+
+
+def check_args(args: Args) -> None:
+    """Flag values (ValueError: exit 2), then the output folder (InputError: exit 1), before any work."""
+    require(args.variant in ("xinjiang", "changchun"), f"--variant must be xinjiang or changchun, got {args.variant!r}")
+    require(args.decisions >= 1, f"--decisions must be a positive int, got {args.decisions}")
+    require(args.workers >= 1, f"--workers must be a positive int, got {args.workers}")
+    require(args.num_envs >= 1, f"--num-envs must be a positive int, got {args.num_envs}")
+    require(0.0 <= args.rollout_prob <= 1.0, f"--rollout-prob must be in [0, 1], got {args.rollout_prob}")
+    require(0.0 <= args.explore <= 1.0, f"--explore must be in [0, 1], got {args.explore}")
+    require(args.seconds is None or args.seconds > 0, f"--seconds must be positive, got {args.seconds}")
     try:
         load_teacher(args.teacher)
     except ValueError as error:
-        parser.error(str(error))
+        raise ValueError(f"--teacher: {error}") from None
+    prepare_output(args.out, "--out", ".npz")
+
+
+def run(args: Args) -> Path:
+    """Generate the rows and save them; returns the .npz path."""
+    check_args(args)
+    out = prepare_output(args.out, "--out", ".npz")
     start = time.time()
     data = generate(
         args.variant,
@@ -439,12 +506,19 @@ def main(argv: list[str] | None = None) -> None:
         args.workers,
         args.rollout_prob,
         args.explore,
+        num_envs=args.num_envs,
         seconds=args.seconds,
         teacher=args.teacher,
+        progress=args.progress,
     )
-    np.savez(args.out, **data)
+    np.savez(out, **data)
     rolled = int((~np.isnan(data["qvalues"][:, 0])).sum())
-    print(f"{len(data['actions'])} rows, {rolled} with rollouts, {time.time() - start:.0f} s -> {args.out}")
+    log.info("%d rows, %d with rollouts, %.0f s -> %s", len(data["actions"]), rolled, time.time() - start, out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> Path:
+    return script_main("python -m training.paired", Args, check_args, run, argv)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,14 @@ privileged ``state()`` (every concealed hand and the wall) plus the deciding sea
 only for training targets and never enters the checkpoint's policy.
 
     python -m training.ppo --variant changchun --total-steps 20000
-    python -m training.ppo --variant xinjiang --init agents/checkpoints/xinjiang_bc.pt
+    python -m training.ppo --variant changchun --init runs/changchun_bc.pt --gate-deals 750 \
+        --save-path runs/changchun_ppo.pt
+
+``--init`` takes a checkpoint of `training.bc` trained with ``--no-analysis`` (the batched games
+encode the plain observation, not the analysis planes); an advantage head in it (BC trains one
+on paired rollouts) is dropped with a note, since PPO's games cannot give it the table view it
+reads: PPO trains the policy and value heads, and the gate compares against the ``--init`` file
+as it is.
 
 Metrics (TensorBoard and ``metrics.csv`` in ``runs/{variant}__{exp_name}__{seed}``):
 ``charts/episodic_return`` (mean learner points per game finished in the update),
@@ -40,15 +47,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from agents.network import (
     PolicyNetwork,
@@ -59,10 +67,32 @@ from agents.network import (
 )
 from agents.torch_agent import resolve_device
 from mahjong_env.observation import STATE_SIZE
-from training.cli import MetricLogger, new_run_dir, plot_curves, require, script_main
+from training.cli import (
+    InputError,
+    MetricLogger,
+    new_run_dir,
+    plot_curves,
+    prepare_output,
+    progress_bar,
+    require,
+    require_file,
+    script_main,
+)
+from training.export import without_advantage_head
 from training.rollout import OpponentPool, Rollout, SelfPlayRunner
 
-__all__ = ["REWARD_SCALE", "Args", "check_args", "even_minibatches", "main", "train", "trainable_rows"]
+__all__ = [
+    "REWARD_SCALE",
+    "Args",
+    "check_args",
+    "even_minibatches",
+    "load_init",
+    "main",
+    "train",
+    "trainable_rows",
+]
+
+log = logging.getLogger(__spec__.name if __spec__ else __name__)  # not __main__ under python -m
 
 REWARD_SCALE = {"xinjiang": 0.5, "changchun": 1.0 / 16.0}
 """Default reward scale per variant: about one over the spread of a seat's points per hand."""
@@ -82,12 +112,35 @@ def trainable_rows(learner: torch.Tensor, masks: torch.Tensor, pending: torch.Te
     return keep.reshape(-1).nonzero().squeeze(1)
 
 
+def load_init(
+    path: str | Path, variant: str, device: str | torch.device = "cpu"
+) -> tuple[PolicyNetwork, dict[str, Any], bool]:
+    """The ``--init`` checkpoint as PPO trains it: (network, the checkpoint's other entries,
+    whether an advantage head was dropped). `InputError` when it is missing, is not a checkpoint,
+    was trained on another variant or reads planes the batched games do not compute."""
+    require_file(path, "--init")
+    try:
+        network, meta = load_checkpoint(path, device)
+    except ValueError as error:
+        raise InputError(f"--init: {error}") from None
+    if meta.get("variant") not in (None, variant):
+        raise InputError(f"--init {str(path)!r} was trained on {meta.get('variant')!r}, not --variant {variant!r}")
+    if network.extra_planes:
+        raise InputError(
+            f"--init {str(path)!r} reads {network.extra_planes} analysis or prior planes, which PPO's batched games "
+            "do not compute: train it with python -m training.bc --no-analysis"
+        )
+    if network.advantage_head:
+        return without_advantage_head(network).to(device), meta, True
+    return network, meta, False
+
+
 @dataclass
 class Args:
     """PPO self-play with action masking."""
 
-    variant: str = "changchun"
-    """rule set: xinjiang or changchun"""
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
     exp_name: str = "ppo"
     """name of the experiment (the run directory is runs/{variant}__{exp_name}__{seed})"""
     seed: int = 1
@@ -139,7 +192,8 @@ class Args:
     anchor_coef: float = 0.2
     """weight of the KL penalty towards the frozen --init policy (0: none; no effect without --init)"""
     init: str | None = None
-    """checkpoint to start from (a BC checkpoint); None: a fresh network"""
+    """checkpoint to start from (python -m training.bc --no-analysis; an advantage head in it is dropped);
+    None: a fresh network"""
     central_critic: bool = False
     """train a centralised critic on the env's privileged state() instead of the value head"""
     critic_hidden: int = 256
@@ -170,15 +224,16 @@ class Args:
     out_dir: str = "runs"
     """where run directories go"""
     save_path: str | None = None
-    """final checkpoint path (default: the run directory's ppo.pt)"""
+    """final checkpoint path (its folder is made before any work; default: the run directory's ppo.pt)"""
     tensorboard: bool = True
     """log to TensorBoard as well as metrics.csv"""
     progress: bool = True
-    """show a tqdm progress bar"""
+    """show a progress bar of the decisions played (only when stderr is a terminal)"""
 
 
 def check_args(args: Args) -> None:
-    """One-line ValueErrors naming the bad flag, before anything is created."""
+    """Everything that can be checked before anything is created: the flag values (ValueError
+    naming the flag), then ``--init`` (`load_init`) and the checkpoint's folder (`InputError`)."""
     require(args.variant in REWARD_SCALE, f"--variant must be xinjiang or changchun, got {args.variant!r}")
     require(args.total_steps >= 1, f"--total-steps must be a positive int, got {args.total_steps}")
     require(args.num_envs >= 1 and args.num_steps >= 1, "--num-envs and --num-steps must be positive ints")
@@ -198,9 +253,12 @@ def check_args(args: Args) -> None:
     )
     require(args.anchor_coef >= 0, f"--anchor-coef must be >= 0, got {args.anchor_coef}")
     require(args.gate_deals >= 0, f"--gate-deals must be >= 0, got {args.gate_deals}")
-    require(args.init is None or Path(args.init).is_file(), f"--init {args.init!r} does not exist")
     weights = (args.opp_heuristic, args.opp_random, args.opp_snapshot, args.opp_self)
     require(min(weights) >= 0 and max(weights) > 0, "--opp-* weights must be >= 0 and not all zero")
+    if args.init is not None:
+        load_init(args.init, args.variant)
+    if args.save_path is not None:
+        prepare_output(args.save_path, "--save-path")
 
 
 def train(args: Args) -> Path:
@@ -221,13 +279,15 @@ def train(args: Args) -> Path:
     # network (and centralised critic)
     anchor = None
     if args.init:
-        network, meta = load_checkpoint(args.init, device)
-        if meta.get("variant") not in (None, args.variant):
-            raise ValueError(f"--init was trained on {meta.get('variant')!r}, not {args.variant!r}")
-        if network.extra_planes:
-            raise ValueError("--init reads analysis planes; PPO's batched games encode the plain observation only")
+        network, _, dropped = load_init(args.init, args.variant, device)
+        if dropped:
+            log.warning(
+                "note: --init %s has an advantage head, which PPO's batched games cannot feed (it reads the table "
+                "view); training its policy and value heads without it",
+                args.init,
+            )
         if args.anchor_coef > 0:
-            anchor, _ = load_checkpoint(args.init, device)
+            anchor, _, _ = load_init(args.init, args.variant, device)
             anchor.requires_grad_(False)
     else:
         network = PolicyNetwork(args.channels, args.blocks, args.hidden).to(device)
@@ -257,7 +317,7 @@ def train(args: Args) -> Path:
     learner_steps = 0
     start = time.time()
     recent: list[dict] = []
-    bar = tqdm(total=num_updates * batch_rows, desc=f"ppo {args.variant}", disable=not args.progress, unit="dec")
+    bar = progress_bar(num_updates * batch_rows, f"ppo {args.variant}", args.progress, unit="dec")
     for update in range(1, num_updates + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - 0.9 * (update - 1.0) / num_updates) * args.learning_rate
@@ -387,17 +447,17 @@ def train(args: Args) -> Path:
         from training.duplicate import gate_checkpoint
 
         candidate_path = save_checkpoint(run_dir / "ppo_candidate.pt", network, args.variant, metadata)
-        final = gate_checkpoint(args.variant, candidate_path, args.gate_deals, args.seed)
+        final = gate_checkpoint(args.variant, candidate_path, args.gate_deals, args.seed, progress=args.progress)
         metadata["gate"] = {"final_vs_heuristic": final.mean("candidate"), "final_ci": list(final.ci("candidate"))}
         if args.init:
-            before = gate_checkpoint(args.variant, args.init, args.gate_deals, args.seed)
+            before = gate_checkpoint(args.variant, args.init, args.gate_deals, args.seed, progress=args.progress)
             metadata["gate"]["init_vs_heuristic"] = before.mean("candidate")
             passed = final.mean("candidate") > before.mean("candidate")
         else:
             passed = True
         metadata["gate"]["passed"] = passed
         save_checkpoint(candidate_path, network, args.variant, metadata)  # the candidate keeps its verdict
-        print(f"ppo: gate {metadata['gate']}")
+        log.info("gate %s", metadata["gate"])
         logger.scalar("eval/points_vs_heuristic", final.mean("candidate"), global_step)
         if passed:
             save_checkpoint(save_path, network, args.variant, metadata)
@@ -406,7 +466,7 @@ def train(args: Args) -> Path:
 
             save_path.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(args.init, save_path)  # type: ignore[arg-type]
-            print(f"ppo: the gate kept the --init policy in {save_path}; the final policy is in {candidate_path}")
+            log.info("the gate kept the --init policy in %s; the final policy is in %s", save_path, candidate_path)
     else:
         save_checkpoint(save_path, network, args.variant, metadata)
     plot_curves(
@@ -423,15 +483,19 @@ def train(args: Args) -> Path:
         smooth=10,
     )
     logger.close()
-    print(
-        f"ppo: {global_step} decisions ({learner_steps} by the learner) in {time.time() - start:.0f}s; "
-        f"checkpoint {save_path}"
+    log.info(
+        "%d decisions (%d by the learner) in %.0f s; run directory %s",
+        global_step,
+        learner_steps,
+        time.time() - start,
+        run_dir,
     )
     return save_path
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return script_main("training.ppo", Args, check_args, train, argv)
+    """The command line: the final checkpoint's path on stdout."""
+    return script_main("python -m training.ppo", Args, check_args, train, argv)
 
 
 if __name__ == "__main__":

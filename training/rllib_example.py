@@ -1,9 +1,9 @@
 """Train on the PettingZoo env with RLlib (PPO, action masking), against a fixed opponent.
 
-RLlib's `PettingZooEnv` wrapper turns the AEC env into a multi-agent env; RLlib's
-`ActionMaskingTorchRLModule` applies the mask, which it expects under the observation keys
-``"observations"`` and ``"action_mask"``, so `RLlibObservations` renames ours and flattens the
-planes.
+RLlib's `PettingZooEnv` wrapper turns the AEC env into a multi-agent env;
+`training.rllib_module.ActionMaskingPPOModule` (RLlib's default PPO module, current API, with the
+mask added to its logits) reads the observation keys ``"observations"`` and ``"action_mask"``, so
+`RLlibObservations` renames ours and flattens the planes.
 
 Who learns. Seat ``player_0`` is played by the ``learner`` module, the three other seats by
 ``opponent``, a module of the same shape that is never trained (its initial weights: close to
@@ -17,9 +17,15 @@ the variant and the module, so the checkpoint enters a tournament directly::
     python -m training.rllib_example --variant changchun --iterations 5 --checkpoint runs/rllib/changchun
     mahjong-tournament --variant changchun --agents rl=rllib:runs/rllib/changchun random heuristic
 
-PyTorch, OpenMP and BLAS use one thread (set before they load, also for Ray's workers): on a
-small machine more threads only contend (80–109 s per iteration with the defaults on 2 cores,
-about 8 s with one thread). Needs the ``ray`` extra: ``pip install -e '.[ray]'``.
+The command prints the checkpoint's folder on stdout and logs each iteration's learner return on
+stderr. PyTorch, OpenMP and BLAS use one thread (set before they load, also for Ray's workers):
+on a small machine more threads only contend (80–109 s per iteration with the defaults on 2
+cores, about 8 s with one thread). Needs the ``ray`` extra: ``pip install -e '.[ray]'``.
+
+No deprecation notice: the config uses RLlib's current API throughout. RLlib 2.x's own
+``RLModule.__init__`` still builds its deprecated ``RLModuleConfig`` for every module, whatever
+the caller passes, and logs that it did; `train` filters exactly that one record out of the
+``ray._common.deprecation`` logger while it runs.
 """
 
 from __future__ import annotations
@@ -30,18 +36,36 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS
 for _name in _THREAD_VARIABLES:  # before numpy, torch or ray load their thread pools
     os.environ.setdefault(_name, "1")
 
-import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
+import logging  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, Literal  # noqa: E402
 
 import numpy as np  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
 
-__all__ = ["LEARNER", "OPPONENT", "RLlibObservations", "build_config", "learner_return", "main", "make_env", "train"]
+from training.cli import prepare_output, progress_bar, require, script_main  # noqa: E402
+
+__all__ = [
+    "LEARNER",
+    "OPPONENT",
+    "Args",
+    "RLlibObservations",
+    "build_config",
+    "check_args",
+    "learner_return",
+    "main",
+    "make_env",
+    "train",
+]
+
+log = logging.getLogger(__spec__.name if __spec__ else __name__)  # not __main__ under python -m
 
 LEARNER = "learner"
 OPPONENT = "opponent"
@@ -91,8 +115,9 @@ def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256) 
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
+
+    from training.rllib_module import ActionMaskingPPOModule
 
     name = f"mahjong_{variant}"
     register_env(name, lambda _config: make_env(variant))
@@ -104,7 +129,7 @@ def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256) 
         .rl_module(
             rl_module_spec=MultiRLModuleSpec(
                 rl_module_specs={
-                    key: RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=module)
+                    key: RLModuleSpec(module_class=ActionMaskingPPOModule, model_config=module)
                     for key in (LEARNER, OPPONENT)
                 }
             )
@@ -124,13 +149,33 @@ def learner_return(result: dict[str, Any]) -> float:
     return float(value) if value is not None else math.nan
 
 
+class _RLModuleConfigNotice(logging.Filter):
+    """Drops the one deprecation record RLlib logs from inside its own ``RLModule.__init__``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "RLModuleConfig" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _without_rlmodule_config_notice() -> Iterator[None]:
+    """While RLlib builds and trains: the module docstring's one internal deprecation record filtered out."""
+    source = logging.getLogger("ray._common.deprecation")
+    notice = _RLModuleConfigNotice()
+    source.addFilter(notice)
+    try:
+        yield
+    finally:
+        source.removeFilter(notice)
+
+
 def train(
     variant: str = "changchun",
     iterations: int = 5,
     train_batch_size: int = 2000,
     checkpoint: str | Path | None = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
-    """Run PPO for some iterations, printing the learner's return; save the algorithm to
+    """Run PPO for some iterations, logging the learner's return; save the algorithm to
     ``checkpoint`` (if given) with ``mahjong_meta.json``. Returns RLlib's result dicts."""
     import ray
     import torch
@@ -143,43 +188,71 @@ def train(
             log_to_driver=False,
             runtime_env={"env_vars": {name: "1" for name in _THREAD_VARIABLES}},
         )
-    algo = build_config(variant, train_batch_size).build_algo()
     results = []
-    try:
-        for i in range(iterations):
-            started = time.perf_counter()
-            result = algo.train()
-            results.append(result)
-            runners = result.get("env_runners", {})
-            print(
-                f"iteration {i + 1}: env steps {runners.get('num_env_steps_sampled_lifetime')}, "
-                f"learner return mean {learner_return(result):+.3f} points per hand vs the fixed opponent "
-                f"({time.perf_counter() - started:.1f} s)"
-            )
-        if checkpoint is not None:
-            path = Path(checkpoint).resolve()
-            algo.save_to_path(str(path))
-            (path / "mahjong_meta.json").write_text(json.dumps({"variant": variant, "module": LEARNER}))
-            print(f"checkpoint: {path} (tournament spec: rllib:{path})")
-    finally:
-        algo.stop()
+    with _without_rlmodule_config_notice():
+        algo = build_config(variant, train_batch_size).build_algo()
+        try:
+            with progress_bar(iterations, f"rllib {variant}", progress, unit="iter") as bar:
+                for i in range(iterations):
+                    started = time.perf_counter()
+                    result = algo.train()
+                    results.append(result)
+                    runners = result.get("env_runners", {})
+                    log.info(
+                        "iteration %d: env steps %s, learner return mean %+.3f points per hand vs the fixed "
+                        "opponent (%.1f s)",
+                        i + 1,
+                        runners.get("num_env_steps_sampled_lifetime"),
+                        learner_return(result),
+                        time.perf_counter() - started,
+                    )
+                    bar.update(1)
+            if checkpoint is not None:
+                path = Path(checkpoint).resolve()
+                algo.save_to_path(str(path))
+                (path / "mahjong_meta.json").write_text(json.dumps({"variant": variant, "module": LEARNER}))
+                log.info("checkpoint %s (tournament spec: rllib:%s)", path, path)
+        finally:
+            algo.stop()
     return results
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", choices=["xinjiang", "changchun"], default="changchun")
-    parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument("--train-batch-size", type=int, default=2000)
-    parser.add_argument(
-        "--checkpoint", metavar="DIR", help="save the trained algorithm here (default runs/rllib/VARIANT)"
-    )
-    args = parser.parse_args(argv)
-    if args.iterations < 1:
-        parser.error(f"--iterations must be at least 1, got {args.iterations}")
-    if args.train_batch_size < 1:
-        parser.error(f"--train-batch-size must be at least 1, got {args.train_batch_size}")
-    train(args.variant, args.iterations, args.train_batch_size, args.checkpoint or Path("runs", "rllib", args.variant))
+@dataclass
+class Args:
+    """PPO through RLlib's PettingZoo wrapper with action masking: seat 0 learns against a fixed
+    opponent; saves an RLlib checkpoint that the tournament loads as rllib:DIR."""
+
+    variant: Literal["xinjiang", "changchun"] = "changchun"
+    """rule set"""
+    iterations: int = 5
+    """RLlib training iterations"""
+    train_batch_size: int = 2000
+    """env steps per iteration"""
+    checkpoint: str | None = None
+    """folder to save the trained algorithm in (made before any work; default runs/rllib/VARIANT)"""
+    progress: bool = True
+    """show a progress bar of the iterations (only when stderr is a terminal)"""
+
+
+def _checkpoint(args: Args) -> Path:
+    return Path(args.checkpoint) if args.checkpoint is not None else Path("runs", "rllib", args.variant)
+
+
+def check_args(args: Args) -> None:
+    """The flag values (ValueError naming the flag) and the checkpoint folder (`training.cli.InputError`)."""
+    require(args.iterations >= 1, f"--iterations must be at least 1, got {args.iterations}")
+    require(args.train_batch_size >= 1, f"--train-batch-size must be at least 1, got {args.train_batch_size}")
+    prepare_output(_checkpoint(args) / "mahjong_meta.json", "--checkpoint")
+
+
+def _run(args: Args) -> Path:
+    train(args.variant, args.iterations, args.train_batch_size, _checkpoint(args), progress=args.progress)
+    return _checkpoint(args).resolve()
+
+
+def main(argv: list[str] | None = None) -> Path:
+    """The command line: the checkpoint's folder on stdout."""
+    return script_main("python -m training.rllib_example", Args, check_args, _run, argv)
 
 
 if __name__ == "__main__":
