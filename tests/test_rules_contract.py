@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mahjong_env import actions as A
+from mahjong_env._native import source_path
 from mahjong_env.engine import game as game_module
 from mahjong_env.engine.state import Phase, SeatState, WindowKind
 from mahjong_env.rules.base import RuleConfig, RuleSet
@@ -28,7 +28,7 @@ CONFIGS = [
 
 
 def test_ruleset_declares_every_question_the_engine_asks() -> None:
-    source = Path(inspect.getfile(game_module)).read_text(encoding="utf-8")
+    source = source_path(game_module.__name__).read_text(encoding="utf-8")  # compiled or not
     asked = set(re.findall(r"(?<![\w.])(?:self\.)?rules\.(\w+)", source))
     assert {"settle", "before_draw", "claim_options", "winning_mask"} <= asked
     for name in sorted(asked - {"config"}):

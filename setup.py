@@ -1,0 +1,55 @@
+"""Builds the compiled core: the modules listed in ``mahjong_env/_native.py`` compiled by Cython.
+
+Everything else about the package is in ``pyproject.toml``. The build records the SHA-256 of
+every source it compiles in ``mahjong_env/_build_hashes.json``, so that an edited source runs
+uncompiled rather than stale (``mahjong_env._native``). ``MAHJONG_ENV_PURE_BUILD=1`` builds
+the package without compiling anything (the pure-Python core, for a machine with no C compiler).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).resolve().parent
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """``COMPILED_MODULES`` read from ``mahjong_env/_native.py`` without importing the package."""
+    tree = ast.parse((HERE / "mahjong_env" / "_native.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "COMPILED_MODULES":
+            return tuple(ast.literal_eval(node.value))
+    raise RuntimeError("mahjong_env/_native.py defines no COMPILED_MODULES")
+
+
+def extensions() -> list:
+    if os.environ.get("MAHJONG_ENV_PURE_BUILD", "").strip() not in ("", "0"):
+        return []
+    from Cython.Build import cythonize
+    from setuptools import Extension
+
+    modules = compiled_modules()
+    sources = {name: Path(*name.split(".")).with_suffix(".py") for name in modules}
+    hashes = {name: hashlib.sha256((HERE / path).read_bytes()).hexdigest() for name, path in sources.items()}
+    (HERE / "mahjong_env" / "_build_hashes.json").write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+    return cythonize(
+        [Extension(name, [str(path)], extra_compile_args=["-O2", "-g0"]) for name, path in sources.items()],
+        build_dir="build/cython",
+        nthreads=os.cpu_count() or 1,
+        quiet=True,
+        compiler_directives={
+            "language_level": 3,
+            "annotation_typing": False,  # annotations document; types for C come from .pxd files
+            "binding": True,  # functions keep Python's introspection (signatures, docstrings)
+            "embedsignature": True,
+        },
+    )
+
+
+setup(ext_modules=extensions())
