@@ -46,6 +46,7 @@ import numpy as np
 
 from agents.base import Agent
 from mahjong_env import actions as A
+from mahjong_env.engine.state import SPECIAL_KIND_OF_ACTION, MeldKind
 from mahjong_env.features import PlayerAnalysis
 from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
 
@@ -159,8 +160,7 @@ class HeuristicAgent(Agent):
                 if s.effective_after(t, 1, s.melds.plus((t,), True, new_meld=False)) <= best_e:
                     return action
             elif action in A.SPECIAL_DECLARATIONS:
-                kind = A.action_name(action)
-                tiles = s.declaration(kind)
+                tiles = s.declaration(SPECIAL_KIND_OF_ACTION[action])
                 after = s.effective_without(tiles, s.melds.plus(tiles, True))
                 now = best_e if len(tiles) == 4 else s.effective(s.counts, s.melds)
                 if after <= now:
@@ -196,7 +196,7 @@ class _Situation(PlayerAnalysis):
     """One decision's analysis (`mahjong_env.features.PlayerAnalysis`) plus the heuristic's
     ready-kong and claim rules."""
 
-    def declaration(self, kind: str) -> tuple[int, ...]:
+    def declaration(self, kind: MeldKind) -> tuple[int, ...]:
         """The tiles a legal special declaration takes (C5; C14 three winds and 1s stand-ins as
         the rule fields say)."""
         config = self.config

@@ -41,6 +41,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.hand.shape",
     "mahjong_env.hand.analysis",
     "mahjong_env.engine.state",
+    "mahjong_env.engine.hotpath",
     "mahjong_env.engine.window",
     "mahjong_env.engine.ledger",
     "mahjong_env.engine.game",

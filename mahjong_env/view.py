@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mahjong_env.engine.state import PHASE_NAMES, Phase
+from mahjong_env.engine.state import PHASE_NAMES, SPECIAL_KINDS, MeldKind, Phase
 from mahjong_env.tiles import GLYPHS, format_counts, parse_tiles, tile_name
 from mahjong_env.visibility import concealed_kong_hidden, sees_decider
 
@@ -18,11 +18,11 @@ __all__ = ["table_view", "render_text"]
 
 def _meld_view(meld: Any, hidden: bool) -> dict[str, Any]:
     if hidden:
-        return {"kind": meld.kind, "tiles": None, "from": None}
+        return {"kind": meld.kind_name, "tiles": None, "from": None}
     tiles = "".join(tile_name(t)[0] for t in meld.tiles) + tile_name(meld.tiles[0])[1]
-    if meld.kind.startswith("special_") or meld.kind == "chow":
+    if meld.kind in SPECIAL_KINDS or meld.kind is MeldKind.CHOW:
         tiles = _compact(meld.tiles)
-    return {"kind": meld.kind, "tiles": tiles, "from": meld.source}
+    return {"kind": meld.kind_name, "tiles": tiles, "from": meld.source}
 
 
 def _compact(tiles: list[int]) -> str:
@@ -53,7 +53,9 @@ def table_view(game: Any, seat: int | None, concealed_kong_visible: bool) -> dic
         "drawn": tile_name(me.drawn) if me is not None and me.drawn is not None else None,
         "melds": [
             [
-                _meld_view(m, m.kind == "concealed_kong" and concealed_kong_hidden(s, seat, concealed_kong_visible))
+                _meld_view(
+                    m, m.kind is MeldKind.CONCEALED_KONG and concealed_kong_hidden(s, seat, concealed_kong_visible)
+                )
                 for m in st.melds
             ]
             for s, st in enumerate(game.seats)

@@ -29,6 +29,14 @@ dealer is the seat of the 14-tile hand, or ``dealer`` (a None dealer seat gets 1
 Action names are the env's (``"discard 5m"``, ``"pong"``) plus ``"discard drawn"``, the
 discard of the mover's drawn tile.
 
+Stepping helpers: `tsumogiri` (a seat discards what it drew), `step_on` (one neutral step: pass
+where offered, else discard the drawn tile), `run_until` and `play_to_end` built on it, and
+`safe_discard` (a tile no given hand can claim).
+
+Changchun deals: `cc` deals a Changchun hand; `IDLE` hands never claim, declare or win;
+`CC_DEALER` is a dealer hand that opens with ``discard 9m``; `bao_deal` places the bao
+indicator where the dice will find it (`indicator_index`, `wall_with`).
+
 Reward tracking: every step made through `act`/`play` adds ``env.rewards`` (PettingZoo's
 per-step rewards) to a running total per agent (`totals`), asserts the step is zero-sum (R12)
 and records the hand results (`results`). The raw env's own ``_cumulative_rewards`` is reset
@@ -42,26 +50,47 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
+from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles, tile_index
 
 __all__ = [
     "AGENTS",
+    "CC_DEALER",
+    "IDLE",
+    "KONG_BASE",
+    "SPECIALS",
+    "WAIT_1Z_4Z",
+    "XIGANG_WAIT_3M_6M",
     "act",
+    "bao_deal",
+    "cc",
     "deal",
     "deal_options",
+    "fans",
     "fill_hands",
     "fill_wall",
+    "full_wall",
     "hand_of",
+    "indicator_index",
     "legal",
     "mover",
+    "only_discards_or_ready",
+    "phase",
     "play",
     "play_out",
+    "play_to_end",
     "quiet_hand",
     "result",
     "results",
+    "rewards_list",
+    "run_until",
+    "safe_discard",
     "seat_of",
     "step_log",
+    "step_on",
     "totals",
+    "tsumogiri",
+    "view",
+    "wall_with",
 ]
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
@@ -373,3 +402,145 @@ def totals(env: Any) -> dict[str, float]:
 def step_log(env: Any) -> list[tuple[str, str, dict[str, float]]]:
     """(agent, action, rewards) of every step made through `act`."""
     return list(_track(env).log)
+
+
+def rewards_list(rewards: dict[str, float]) -> list[float]:
+    """A step's rewards by seat."""
+    return [rewards[a] for a in AGENTS]
+
+
+def fans(res: dict[str, Any]) -> dict[str, int]:
+    """A result's fans as ``{name: fan}``."""
+    return {name: fan for name, fan in res["fans"]}
+
+
+# ---------------------------------------------------------------------- stepping
+
+
+def view(env: Any, seat: int) -> dict[str, Any]:
+    """Seat ``seat``'s view."""
+    return _raw(env).view(AGENTS[seat])
+
+
+def phase(env: Any) -> str:
+    """The phase as the mover sees it."""
+    return _raw(env).view(mover(env))["phase"]
+
+
+def only_discards_or_ready(names: set[str]) -> bool:
+    return all(n.startswith(("discard ", "ready ")) for n in names)
+
+
+def tsumogiri(env: Any, seat: int) -> dict[str, float]:
+    """``seat`` discards the tile it just drew."""
+    drawn = view(env, seat)["drawn"]
+    assert drawn is not None, f"player_{seat} has no drawn tile"
+    return act(env, f"player_{seat}: discard {drawn}")
+
+
+def step_on(env: Any) -> None:
+    """One neutral step: pass where offered (claims, bao view, 对宝), else discard the drawn
+    tile (the lowest tile on the dealer's first turn)."""
+    names = legal(env)
+    assert names, "the hand ended"
+    if "pass" in names:
+        act(env, "pass")
+        return
+    drawn = _raw(env).view(mover(env))["drawn"]
+    if drawn is not None and f"discard {drawn}" in names:
+        act(env, f"discard {drawn}")
+    else:
+        act(env, min((n for n in names if n.startswith("discard ")), key=lambda n: tile_index(n[8:])))
+
+
+def run_until(env: Any, seat: int, *, max_steps: int = 400) -> None:
+    """`step_on` until ``seat`` is to move on its own turn."""
+    for _ in range(max_steps):
+        if mover(env) == AGENTS[seat] and phase(env) == "turn":
+            return
+        step_on(env)
+    raise AssertionError("never reached")
+
+
+def play_to_end(env: Any, *, max_steps: int = 400) -> dict[str, Any] | None:
+    """`step_on` until the hand ends; returns the result."""
+    for _ in range(max_steps):
+        if all(env.terminations.values()):
+            return result(env)
+        step_on(env)
+    raise AssertionError("the hand did not end")
+
+
+def safe_discard(env: Any, seat: int, against: str) -> str:
+    """A tile of ``seat``'s hand that no tile of ``against`` can pong, chow or win with: a
+    different kind, and not a suited tile within two ranks of one in ``against``."""
+    theirs = parse_tiles(against)
+    for t in parse_tiles(view(env, seat)["hand"]):
+        if all(t != x and not (t < 27 and x < 27 and t // 9 == x // 9 and abs(t - x) <= 2) for x in theirs):
+            return format_tiles([t])
+    raise AssertionError("no safe discard")
+
+
+# ---------------------------------------------------------------------- Changchun deals
+
+IDLE = ("147m258p369s1256z", "258m369p147s1347z", "369m147p258s2345z")
+"""Changchun hands with no pair, no two tiles within a chow's reach and no complete special
+group: a seat holding one never claims, declares or wins (in the seed profile)."""
+CC_DEALER = "3569m369p34s13456z"
+"""A Changchun dealer hand that opens with ``discard 9m``, which nobody dealt `IDLE` claims."""
+WAIT_1Z_4Z = "222m345p678s11z44z"
+"""Ready once it discards what it draws: waits on 1z and 4z."""
+XIGANG_WAIT_3M_6M = "567z45m123p789s99p"
+"""Declares 喜杠, then ready with what it draws: waits on 3m and 6m (two-sided)."""
+KONG_BASE = "479m58p479s23z"
+"""Ten tiles that never meet the kong tiles of the C12 scenarios."""
+SPECIALS = {"special_winds", "special_dragons", "special_ones", "special_nines"}
+"""C5's declaration actions."""
+
+
+def cc(hands: list[str | None], wall: str | None = None, **kwargs: Any) -> Any:
+    """A Changchun raw env with a hand-built deal (`deal`)."""
+    from mahjong_env import changchun_v0
+
+    return deal(changchun_v0, hands, wall, **kwargs)
+
+
+def full_wall(hands: list[str], wall: str | None = None, tail: str | None = None) -> list[int]:
+    """The wall `deal` builds, as tile indices in draw order."""
+    return parse_tiles(fill_wall(hands, wall, tail))
+
+
+def indicator_index(s: int, tail_draws: int = 0, wall_size: int = 83) -> int:
+    """R4/C8: absolute wall index of the upper tile of the s-th stack from the tail, with
+    ``tail_draws`` replacement draws made and no head draw reaching the tail."""
+    return wall_size - tail_draws - (tail_draws % 2) - 2 * s
+
+
+def wall_with(hands: list[str], wall: str = "", tail: str = "", at: dict[int, str] | None = None) -> str:
+    """The whole wall (draw order) as `fill_wall` builds it, with the tile named in ``at``
+    moved to each index (swapped with a filler copy of that tile)."""
+    tiles = full_wall(hands, wall, tail)
+    fixed = set(range(len(parse_tiles(wall)))) | set(range(len(tiles) - len(parse_tiles(tail)), len(tiles)))
+    fixed |= set((at or {}).keys())
+    for index, name in (at or {}).items():
+        t = tile_index(name)
+        if tiles[index] != t:
+            j = next(i for i in range(len(tiles)) if i not in fixed and tiles[i] == t)
+            tiles[index], tiles[j] = tiles[j], tiles[index]
+    return format_tiles(tiles)
+
+
+def bao_deal(
+    hand1: str,
+    head: str,
+    indicator: str,
+    dice: list[int],
+    tail: str = "",
+    others: tuple[str, str] = (IDLE[0], IDLE[2]),
+    **kwargs: Any,
+) -> Any:
+    """A Changchun deal of `CC_DEALER`, ``hand1`` and ``others`` for seats 2 and 3, the wall's
+    head ``head``, and ``indicator`` where the first roll, ``dice[0]``, sets the bao aside (C8)."""
+    hands = [CC_DEALER, hand1, others[0], others[1]]
+    at = {indicator_index(dice[0]): indicator}
+    return cc(hands, wall=wall_with(hands, head, tail, at), dice=dice, **kwargs)

@@ -1,7 +1,9 @@
 """The engine's output is pinned: digests of everything a user sees (observations, masks,
 rewards, infos, views, ``state()``, records, `VectorMahjong` steps) over 200 seeded hands per
-variant, profile and policy (random and heuristic play), computed with the pure-Python core at
-``c4bad42`` (``tests/golden/exactness.json``, `mahjong_env.tools.exactness`).
+variant, profile and policy (random and heuristic play), computed with the pure-Python core
+(``tests/golden/exactness.json``, `mahjong_env.tools.exactness`): at ``c4bad42``, and since
+then rewritten once, for the amended C14 (``changchun/mil2024/heuristic`` alone changed: four
+winds now make a three-wind 旋风杠 plus an addition, which the heuristic declares).
 
 A change meant to keep the output bit-identical, the compiled core above all, must keep every
 digest. A change of behaviour on purpose rewrites the file with ``python -m

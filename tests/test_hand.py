@@ -576,7 +576,7 @@ def test_drawn_may_complete_never_rejects_a_complete_hand() -> None:
     """`SeatState.drawn_may_complete` (the engine's cheap pre-test of a self-draw, R9) says
     False only when the hand is neither complete nor, closed, seven pairs, whichever held tile
     was the one drawn; and it does reject most incomplete hands."""
-    from mahjong_env.engine.state import Meld, SeatState
+    from mahjong_env.engine.state import Meld, MeldKind, SeatState
 
     rng = random.Random(11)
     sevens = []  # closed seven-pairs hands (luxury ones too)
@@ -589,7 +589,7 @@ def test_drawn_may_complete_never_rejects_a_complete_hand() -> None:
         for drawn in [k for k in range(34) if c[k]][:4]:
             st = SeatState([])
             st.counts = list(c)
-            st.melds = [Meld("pong", [0, 0, 0], 0, 1)] * melds
+            st.melds = [Meld(MeldKind.PONG, [0, 0, 0], 0, 1)] * melds
             st.drawn = drawn
             complete = is_complete(c) or (not melds and is_seven_pairs(c))
             if not st.drawn_may_complete():
@@ -605,7 +605,7 @@ def test_seat_state_caches_follow_every_change() -> None:
     """`SeatState.remove`/`receive` keep ``held`` and the version-keyed shape-waits cache: after
     any sequence of draws, discards and melds, `shape_waits` and `drawn_may_complete` answer as
     the hand library computes them from the counts as they are (R8, R9)."""
-    from mahjong_env.engine.state import Meld, SeatState
+    from mahjong_env.engine.state import Meld, MeldKind, SeatState
     from mahjong_env.hand import seven_pairs_waits, waits
 
     rng = random.Random(5)
@@ -625,7 +625,7 @@ def test_seat_state_caches_follow_every_change() -> None:
             if rng.random() < 0.1 and any(st.counts[t] >= 3 for t in held):
                 tile = next(t for t in held if st.counts[t] >= 3)
                 st.remove(tile, 3)
-                st.add_meld(Meld("pong", [tile] * 3, tile, 1))
+                st.add_meld(Meld(MeldKind.PONG, [tile] * 3, tile, 1))
             st.remove(rng.choice([t for t in range(34) if st.counts[t]]))
             assert st.held == sum(st.counts)
             assert st.shape_waits() == waits(st.counts) | (0 if st.melds else seven_pairs_waits(st.counts))

@@ -23,7 +23,7 @@ from agents.tournament.storage import ResultStore
 from mahjong_env import changchun_v0, replay, xinjiang_v0
 from mahjong_env.actions import action_id, action_name
 from mahjong_env.adapters.vector import VectorMahjong
-from mahjong_env.engine.state import Phase
+from mahjong_env.engine.state import MeldKind, Phase
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.changchun import PROFILES, ChangchunConfig
 from mahjong_env.rules.xinjiang import XinjiangConfig
@@ -266,7 +266,7 @@ def eager_hand(seed: int) -> tuple[dict, dict]:
         mask = raw.observe(agent)["action_mask"]
         assert sorted(names) == sorted(action_name(i) for i in np.flatnonzero(mask))
         game = raw.game
-        seen["fenzhang"] += game.phase == Phase.FENZHANG
+        seen["fenzhang"] += game.phase == Phase.FINAL_DRAW
         seen["fan_lock"] += any(st.passed_fan for st in game.seats)
         seen["deferred_roll"] += game.bao_roll_due is not None
         raw.step(action_id(_eager_choice(names, rng)))
@@ -275,8 +275,9 @@ def eager_hand(seed: int) -> tuple[dict, dict]:
         raise AssertionError("the hand did not end")
     for st in raw.game.seats:
         for meld in st.melds:
-            seen["three_winds"] += meld.kind == "special_winds" and len(set(meld.tiles) - {18}) == 3
-            seen["wild"] += meld.kind != "special_ones" and 18 in meld.tiles
+            declared = meld.tiles[:3]  # C14: a 旋风杠 is declared with three winds, the rest are additions
+            seen["three_winds"] += meld.kind is MeldKind.SPECIAL_WINDS and len(set(declared) - {18}) == 3
+            seen["wild"] += meld.kind is not MeldKind.SPECIAL_ONES and 18 in meld.tiles
     return raw.record()["hands"][0], seen
 
 

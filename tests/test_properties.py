@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mahjong_env import replay, xinjiang_v0
 from mahjong_env.actions import action_id
-from mahjong_env.engine.state import Phase
+from mahjong_env.engine.state import MeldKind, Phase
 from mahjong_env.hand import seven_pairs_waits, waits
 from mahjong_env.tiles import format_tiles, parse_tiles
 from mahjong_env.variants import all_variants
@@ -146,7 +146,10 @@ def _public_melds(raw, observer: int) -> tuple:
     """Every seat's melds as the table shows them (a face-down concealed kong without its tile, R7)."""
     shown = raw.config.concealed_kong_visible
     return tuple(
-        tuple((m.kind, tuple(m.tiles) if shown or m.kind != "concealed_kong" or s == observer else None) for m in melds)
+        tuple(
+            (m.kind, tuple(m.tiles) if shown or m.kind is not MeldKind.CONCEALED_KONG or s == observer else None)
+            for m in melds
+        )
         for s, melds in enumerate(st.melds for st in raw.game.seats)
     )
 

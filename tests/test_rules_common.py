@@ -24,7 +24,8 @@ from scenario import (
 )
 
 from mahjong_env import changchun_v0, xinjiang_v0
-from mahjong_env.tiles import parse_tiles, tile_name
+from mahjong_env.tiles import parse_tiles, tile_index, tile_name
+from mahjong_env.wall import Wall
 
 XJ, CC = xinjiang_v0, changchun_v0
 BOTH = pytest.mark.parametrize("variant", [XJ, CC], ids=["xinjiang", "changchun"])
@@ -163,7 +164,8 @@ def xj_dealer_wins_quickly(seed: int, num_hands: int):
 
 def xj_player1_wins_quickly(seed: int, num_hands: int):
     """Xinjiang hand 0: player 1 declares ready on its first draw and self-draws 4s."""
-    env = deal(XJ, [None, "123m456m789m11p35s", None, None], dealer=0, wall="7z1z2z3z4s", seed=seed, num_hands=num_hands)
+    hands = [None, "123m456m789m11p35s", None, None]
+    env = deal(XJ, hands, dealer=0, wall="7z1z2z3z4s", seed=seed, num_hands=num_hands)
     discard_last(env)  # an honor: player_1 (11p) cannot claim it
     act(env, "player_1: ready 7z")
     discard_drawn_turns(env, 3)
@@ -234,6 +236,18 @@ def test_r4_head_draws_and_tail_replacements(variant):
     act(env, "player_1: discard drawn")
     assert env.view("player_2")["drawn"] == "6s"
     assert seats_total(env) == 136
+
+
+def test_r4_put_back_goes_to_the_tail_end_when_head_draws_passed_the_slot():
+    # R4 (and C8's set-aside bao indicator): head draws skip the empty slot; once the head has
+    # passed it, putting the tile back puts it at the tail end (the next replacement draw)
+    wall = Wall(parse_tiles("1m2m3m4m5m6m"))
+    assert wall.set_aside(1) == tile_index("2m")
+    assert [wall.draw_head(), wall.draw_head()] == parse_tiles("1m3m")
+    assert wall.remaining == 3 and wall.slots == 3
+    wall.put_back()
+    assert wall.gap is None and wall.live_tiles() == parse_tiles("4m5m6m2m")
+    assert wall.draw_tail() == tile_index("2m")
 
 
 # ---------------------------------------------------------------------------------------- R5

@@ -13,7 +13,7 @@ import pytest
 from mahjong_env import actions as A
 from mahjong_env._native import source_path
 from mahjong_env.engine import game as game_module
-from mahjong_env.engine.state import Phase, SeatState, WindowKind
+from mahjong_env.engine.state import MeldKind, Phase, SeatState, WindowKind
 from mahjong_env.rules.base import RuleConfig, RuleSet
 from mahjong_env.tiles import parse_tiles
 from mahjong_env.variants import get_variant
@@ -81,10 +81,10 @@ def _ask_everything(game) -> None:
             rules.special_actions(game, s)
             for t in range(34):
                 if st.counts[t] == 4:
-                    rules.kong_allowed(game, s, "concealed_kong", t)
+                    rules.kong_allowed(game, s, MeldKind.CONCEALED_KONG, t)
             for m in st.melds:
-                if m.kind == "pong" and st.counts[m.tile]:
-                    rules.kong_allowed(game, s, "added_kong", m.tile)
+                if m.kind is MeldKind.PONG and st.counts[m.tile]:
+                    rules.kong_allowed(game, s, MeldKind.ADDED_KONG, m.tile)
             continue
         if game.bao is not None:
             rules.duibao_possible(game, s)

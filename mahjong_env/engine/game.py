@@ -1,11 +1,12 @@
 """The table mechanics every rule set shares (RULES.md R3–R12).
 
 `Game` owns one match: the deal, the turn cycle, the claim and robbing windows with the R6
-polling order, kongs and replacement draws, the 分张 draw round, the bao mechanics (C8, used
-only by rule sets that have a bao), hand end and dealer rotation; its `Ledger`
-(`mahjong_env.engine.ledger`) keeps the points. It never asks which variant it plays: every
-variant question goes to its `rules` object (`mahjong_env.rules.base.RuleSet`). It knows
-nothing about agent names or observations.
+polling order, kongs and replacement draws, the last-draws round (X4 分张, C14 ``final_draws``),
+the bao mechanics (C8, used only by rule sets that have a bao), hand end and dealer rotation;
+its `Ledger` (`mahjong_env.engine.ledger`) keeps the points. It never asks which variant it
+plays: every variant question goes to its `rules` object (`mahjong_env.rules.base.RuleSet`).
+It knows nothing about agent names or observations. Enum members it reads at every decision
+come from `mahjong_env.engine.hotpath` (a speed measure, explained there).
 
 Pending engine work (a turn start, a bao roll, a replacement draw) sits in a small queue of
 tasks, each a bound method with its arguments that returns whether it handed a decision to a
@@ -22,6 +23,27 @@ from itertools import compress
 from typing import TypedDict
 
 from mahjong_env import actions as A
+from mahjong_env.engine.hotpath import (
+    CONTEXT_CLAIM,
+    CONTEXT_DEAL,
+    CONTEXT_DRAW,
+    CONTEXT_REPLACEMENT,
+    MELD_ADDED_KONG,
+    MELD_CONCEALED_KONG,
+    MELD_PONG,
+    PHASE_BAO_VIEW,
+    PHASE_CLAIM,
+    PHASE_DUIBAO,
+    PHASE_FINAL_DRAW,
+    PHASE_OVER,
+    PHASE_ROB,
+    PHASE_TURN,
+    START_EXHAUSTED,
+    START_FINAL_DRAWS,
+    WINDOW_ADDED_KONG,
+    WINDOW_DISCARD,
+    WINDOW_SPECIAL_ADD,
+)
 from mahjong_env.engine.ledger import HandResult, KongPayment, Ledger, PaymentRecord, hand_result
 from mahjong_env.engine.state import (
     PHASE_NAMES,
@@ -29,6 +51,7 @@ from mahjong_env.engine.state import (
     Context,
     Discard,
     Meld,
+    MeldKind,
     Outcome,
     Phase,
     SeatState,
@@ -36,22 +59,13 @@ from mahjong_env.engine.state import (
     WinMethod,
 )
 from mahjong_env.engine.window import Candidate, Claim, Window
-from mahjong_env.rules.base import RuleSet, Settlement, TurnStart
+from mahjong_env.rules.base import RuleSet, Settlement
 from mahjong_env.tiles import format_tiles
 from mahjong_env.wall import Dice, Wall, shuffled_deal
 
 __all__ = ["Game", "HandRecord"]
 
 _DISCARDS = range(A.DISCARD, A.DISCARD + 34)  # compress() over the counts keeps the held kinds
-# Enum members as module constants: Python 3.11 reads ``Phase.TURN`` through the slot of
-# ``EnumType.__getattr__`` (about 90 ns a read, never specialised) and the engine reads a few
-# dozen per decision.
-_TURN, _CLAIM, _ROB, _BAO_VIEW, _DUIBAO, _FENZHANG, _OVER = (
-    Phase.TURN, Phase.CLAIM, Phase.ROB, Phase.BAO_VIEW, Phase.DUIBAO, Phase.FENZHANG, Phase.OVER
-)
-_DEAL, _DRAW, _REPLACEMENT, _BY_CLAIM = Context.DEAL, Context.DRAW, Context.REPLACEMENT, Context.CLAIM
-_ON_DISCARD, _ON_ADDED_KONG, _ON_SPECIAL_ADD = WindowKind.DISCARD, WindowKind.ADDED_KONG, WindowKind.SPECIAL_ADD
-_EXHAUSTED, _GO_FENZHANG = TurnStart.EXHAUSTED, TurnStart.FENZHANG
 
 Task = Callable[[], bool]
 """Pending engine work: returns True when it handed a decision to a player."""
@@ -112,9 +126,9 @@ class Game:
         self.seats: list[SeatState] = []
         self.wall = Wall([])
         self.dice = Dice(0, 0)
-        self.phase = _OVER
+        self.phase = PHASE_OVER
         self.actor = 0
-        self.context = _DEAL
+        self.context = CONTEXT_DEAL
         self.window: Window | None = None
         self.tasks: deque[Task] = deque()
         self.history: list[Discard] = []
@@ -176,9 +190,9 @@ class Game:
         self.seats = [SeatState(h, table_melds) for h in hands]
         self.wall = Wall(wall)
         self.dice = Dice(self.seed, self.hand_index, dice)
-        self.phase = _TURN
+        self.phase = PHASE_TURN
         self.actor = self.dealer
-        self.context = _DEAL
+        self.context = CONTEXT_DEAL
         self.window = None
         self.tasks = deque()
         self.history = []
@@ -194,7 +208,7 @@ class Game:
         self.hand_logs.append(_HandLog(self.dealer, hands, wall, self.dice.rolls, self.log))
         self._legal = None
         self.seats[self.dealer].drawn = None
-        self._decide(_TURN, self.dealer)
+        self._decide(PHASE_TURN, self.dealer)
 
     def next_hand_dealer(self) -> int:
         """R11: a drawn hand or a dealer win keeps the dealer, any other win passes the deal."""
@@ -221,16 +235,16 @@ class Game:
 
     def _compute_legal(self) -> list[int]:
         phase = self.phase
-        if phase == _TURN:
+        if phase == PHASE_TURN:
             return self._turn_actions()
-        if phase in (_CLAIM, _ROB):
+        if phase in (PHASE_CLAIM, PHASE_ROB):
             assert self.window is not None
             return self.window.options
-        if phase == _BAO_VIEW:
+        if phase == PHASE_BAO_VIEW:
             return [A.PASS, A.VIEW_BAO]
-        if phase == _DUIBAO:
+        if phase == PHASE_DUIBAO:
             return [A.WIN, A.PASS]
-        if phase == _FENZHANG:
+        if phase == PHASE_FINAL_DRAW:
             if self.rules.forced_win(self, self.actor):
                 return [A.WIN]
             return [A.WIN, A.PASS]
@@ -242,8 +256,8 @@ class Game:
         counts = st.counts
         ctx = self.context
         acts: list[int] = []
-        drew = ctx == _DRAW or ctx == _REPLACEMENT
-        if (drew or (ctx == _DEAL and rules.config.allow_tianhu)) and rules.self_win(self, seat):
+        drew = ctx == CONTEXT_DRAW or ctx == CONTEXT_REPLACEMENT
+        if (drew or (ctx == CONTEXT_DEAL and rules.config.allow_tianhu)) and rules.self_win(self, seat):
             if rules.forced_win(self, seat):
                 return [A.WIN]
             acts.append(A.WIN)
@@ -258,7 +272,7 @@ class Game:
                 low = mask & -mask
                 acts.append(A.READY + low.bit_length() - 1)
                 mask ^= low
-        if ctx != _BY_CLAIM and rules.wall_allows_kong(self):
+        if ctx != CONTEXT_CLAIM and rules.wall_allows_kong(self):
             acts.extend(self._kong_actions(seat, st))
         acts.extend(rules.special_actions(self, seat))
         acts.sort()
@@ -272,12 +286,12 @@ class Game:
         acts = []
         kinds = range(34) if only is None else (only,)
         for t in kinds if 4 in counts else ():  # a concealed kong needs four of a kind in hand
-            if counts[t] == 4 and rules.kong_allowed(self, seat, "concealed_kong", t):
+            if counts[t] == 4 and rules.kong_allowed(self, seat, MELD_CONCEALED_KONG, t):
                 acts.append(A.CONCEALED_KONG + t)
         for meld in st.melds:
             t = meld.tile
-            if meld.kind == "pong" and counts[t] and (only is None or only == t):
-                if rules.kong_allowed(self, seat, "added_kong", t):
+            if meld.kind is MELD_PONG and counts[t] and (only is None or only == t):
+                if rules.kong_allowed(self, seat, MELD_ADDED_KONG, t):
                     acts.append(A.ADDED_KONG + t)
         return acts
 
@@ -295,21 +309,21 @@ class Game:
         self.log.append([seat, A.ACTION_NAMES[action]])  # legal, so a valid id
         self._legal = None
         phase = self.phase
-        if phase == _TURN:
+        if phase == PHASE_TURN:
             self._turn_step(seat, action)
-        elif phase == _CLAIM or phase == _ROB:
+        elif phase == PHASE_CLAIM or phase == PHASE_ROB:
             self._window_step(seat, action)
-        elif phase == _BAO_VIEW:
+        elif phase == PHASE_BAO_VIEW:
             if action == A.VIEW_BAO:
                 self._view_bao(seat)
-        elif phase == _DUIBAO:
+        elif phase == PHASE_DUIBAO:
             if action == A.WIN:
                 self._win(seat, WinMethod.BAO_MATCH, self.bao, None)
             else:
                 self.seats[seat].duibao_passed = True
-        elif phase == _FENZHANG:
+        elif phase == PHASE_FINAL_DRAW:
             if action == A.WIN:
-                self._win(seat, self.rules.fenzhang_method(self, seat), self.seats[seat].drawn, None)
+                self._win(seat, self.rules.final_draw_method(self, seat), self.seats[seat].drawn, None)
         self._run()
 
     def penalize(self, seat: int, action: int | None = None) -> None:
@@ -336,16 +350,16 @@ class Game:
         elif action < A.ADDED_KONG:
             tile = action - A.CONCEALED_KONG
             st.remove(tile, 4)
-            self._kong_stands(seat, Meld("concealed_kong", [tile] * 4, tile, None), None)
+            self._kong_stands(seat, Meld(MeldKind.CONCEALED_KONG, [tile] * 4, tile, None), None)
         elif action < A.SPECIAL_ADD:
             tile = action - A.ADDED_KONG
-            self._open_window(_ON_ADDED_KONG, tile, seat)
+            self._open_window(WINDOW_ADDED_KONG, tile, seat)
         elif action < A.CHOW_LOW:
             tile = action - A.SPECIAL_ADD
             if st.first_turn:
                 self._special_add_stands(seat, tile)
             else:
-                self._open_window(_ON_SPECIAL_ADD, tile, seat)
+                self._open_window(WINDOW_SPECIAL_ADD, tile, seat)
         else:
             self._declare_special(seat, SPECIAL_KIND_OF_ACTION[action])
 
@@ -361,7 +375,7 @@ class Game:
             st.ready = True
             st.ready_waits = self.rules.winning_mask(self, seat, st.counts)
             self.ready_pending = seat
-        self._open_window(_ON_DISCARD, tile, seat)
+        self._open_window(WINDOW_DISCARD, tile, seat)
 
     # ------------------------------------------------------------------ claim windows (R6)
 
@@ -370,7 +384,7 @@ class Game:
         every other player that has a claim other than pass (R6, R7)."""
         rules = self.rules
         window = Window(kind, tile, source)
-        on_discard = kind is _ON_DISCARD
+        on_discard = kind is WINDOW_DISCARD
         for distance in (1, 2, 3):
             seat = (source + distance) % 4
             if on_discard:
@@ -405,7 +419,7 @@ class Game:
             window.queue.pop(0)
             window.options = sorted(options + [A.PASS])
             window.win_offered = A.WIN in options
-            self._decide(_CLAIM if window.kind is _ON_DISCARD else _ROB, seat)
+            self._decide(PHASE_CLAIM if window.kind is WINDOW_DISCARD else PHASE_ROB, seat)
             return
         window.queue.clear()
         self.tasks.appendleft(self._task_close_window)
@@ -429,11 +443,11 @@ class Game:
         best = window.best
         tile, source = window.tile, window.source
         if best is not None and best.action == A.WIN:
-            method = WinMethod.DISCARD if window.kind is _ON_DISCARD else WinMethod.ROB_KONG
+            method = WinMethod.DISCARD if window.kind is WINDOW_DISCARD else WinMethod.ROB_KONG
             self._win(best.seat, method, tile, source)
             return
         follow: list[Task] = []
-        if window.kind is _ON_DISCARD:
+        if window.kind is WINDOW_DISCARD:
             if best is None:
                 follow.append(partial(self._task_turn_start, (source + 1) % 4))
             else:
@@ -441,7 +455,7 @@ class Game:
                 self.seats[source].river.pop()
                 follow.extend(self._take_discard(best.seat, best.action, tile, source))
         elif best is None:
-            if window.kind is _ON_ADDED_KONG:
+            if window.kind is WINDOW_ADDED_KONG:
                 self._added_kong_stands(source, tile)
             else:
                 self._special_add_stands(source, tile)
@@ -462,18 +476,18 @@ class Game:
             st.passed_fan = 0  # C14: a chow or pong ends the lock by fan
         if action == A.PONG:
             st.remove(tile, 2)
-            st.add_meld(Meld("pong", [tile] * 3, tile, source))
-            return [partial(self._task_turn, seat, _BY_CLAIM)]
+            st.add_meld(Meld(MeldKind.PONG, [tile] * 3, tile, source))
+            return [partial(self._task_turn, seat, CONTEXT_CLAIM)]
         if action == A.KONG:  # a kong on a discard cannot be robbed: it stands at once (R7)
             st.remove(tile, 3)
-            self._kong_stands(seat, Meld("kong", [tile] * 4, tile, source), source)
+            self._kong_stands(seat, Meld(MeldKind.KONG, [tile] * 4, tile, source), source)
             return []  # its replacement draw is queued, after the bao tasks of this window
         low, high = A.CHOW_OFFSETS[action]
         st.remove(tile + low)
         st.remove(tile + high)
         tiles = sorted((tile, tile + low, tile + high))
-        st.add_meld(Meld("chow", tiles, tiles[0], source))
-        return [partial(self._task_turn, seat, _BY_CLAIM)]
+        st.add_meld(Meld(MeldKind.CHOW, tiles, tiles[0], source))
+        return [partial(self._task_turn, seat, CONTEXT_CLAIM)]
 
     def _after_window(self, follow: list[Task]) -> None:
         """Bao roll and 换宝 (C8) when a window closes, the declarer's view, then play on."""
@@ -500,13 +514,13 @@ class Game:
         st = self.seats[seat]
         st.remove(tile)
         for i, meld in enumerate(st.melds):
-            if meld.kind == "pong" and meld.tile == tile:
+            if meld.kind is MeldKind.PONG and meld.tile == tile:
                 st.remove_meld(i)
-                self._kong_stands(seat, Meld("added_kong", [tile] * 4, tile, meld.source), None)
+                self._kong_stands(seat, Meld(MeldKind.ADDED_KONG, [tile] * 4, tile, meld.source), None)
                 return
         raise AssertionError("added kong without its pong")
 
-    def _declare_special(self, seat: int, kind: str) -> None:
+    def _declare_special(self, seat: int, kind: MeldKind) -> None:
         st = self.seats[seat]
         tiles = self.rules.declaration_tiles(self, seat, kind)
         for t in tiles:
@@ -526,12 +540,13 @@ class Game:
         st = self.seats[seat]
         st.remove(tile)
         st.drawn = None
-        st.grow_meld(self.rules.special_add_target(st, tile), tile)
-        self._pay_kong(seat, "special_add", tile, None)
+        group = self.rules.special_add_target(st, tile)
+        st.grow_meld(group, tile)
+        self._pay_kong(seat, group.kind, tile, None)
         self.rules.after_kong(self, seat)
         self.tasks.appendleft(partial(self._task_replacement, seat))
 
-    def _pay_kong(self, seat: int, kind: str, tile: int, source: int | None) -> None:
+    def _pay_kong(self, seat: int, kind: MeldKind, tile: int, source: int | None) -> None:
         for payer, points in self.rules.kong_payments(self, seat, kind, tile, source):
             self.ledger.pay_kong(payer, seat, points)
 
@@ -539,10 +554,10 @@ class Game:
 
     def _run(self) -> None:
         tasks = self.tasks
-        while tasks and self.phase != _OVER:
+        while tasks and self.phase != PHASE_OVER:
             if tasks.popleft()():
                 return
-        if self.phase == _OVER:
+        if self.phase == PHASE_OVER:
             tasks.clear()
 
     def _task_close_window(self) -> bool:
@@ -551,7 +566,7 @@ class Game:
 
     def _task_turn(self, seat: int, context: Context) -> bool:
         self.context = context
-        return self._decide(_TURN, seat)
+        return self._decide(PHASE_TURN, seat)
 
     def _task_replacement(self, seat: int) -> bool:
         if self.bao_roll_due == seat:  # C14: the declarer's next turn began with a kong on a discard
@@ -559,18 +574,18 @@ class Game:
         st = self.seats[seat]
         tile = self.wall.draw_tail()
         self._receive(st, tile)
-        self.context = _REPLACEMENT
-        return self._decide(_TURN, seat)
+        self.context = CONTEXT_REPLACEMENT
+        return self._decide(PHASE_TURN, seat)
 
     def _task_turn_start(self, seat: int) -> bool:
         verdict = self.rules.before_draw(self, seat)
-        if verdict == _EXHAUSTED:
+        if verdict == START_EXHAUSTED:
             self._drawn_hand()
             return True
         if self.bao_roll_due == seat:  # C14 bao_roll_at_next_turn: before the draw
             self._roll_due_bao()
-        if verdict == _GO_FENZHANG:
-            self.tasks.appendleft(partial(self._task_fenzhang, seat, self.rules.fenzhang_draws(self)))
+        if verdict == START_FINAL_DRAWS:
+            self.tasks.appendleft(partial(self._task_final_draw, seat, self.rules.final_draws(self)))
             return False
         if self._task_view(seat):  # the bao view first (C8), the draw after it
             self.tasks.appendleft(partial(self._task_draw, seat))
@@ -580,33 +595,33 @@ class Game:
     def _task_draw(self, seat: int) -> bool:
         st = self.seats[seat]
         self._receive(st, self.wall.draw_head())
-        self.context = _DRAW
-        return self._decide(_TURN, seat)
+        self.context = CONTEXT_DRAW
+        return self._decide(PHASE_TURN, seat)
 
     def _receive(self, st: SeatState, tile: int) -> None:
         st.receive(tile)
         st.passed_wins = 0  # R8: 过手胡 lasts until the next draw of any kind
         st.passed_fan = 0
 
-    def _task_fenzhang(self, seat: int, left: int) -> bool:
-        """X4 分张 (and C14 ``final_draws``): each player in turn draws one of the last tiles and
-        keeps it; only a possible winner is asked."""
+    def _task_final_draw(self, seat: int, left: int) -> bool:
+        """The last-draws round (X4 分张, C14 ``final_draws``): each player in turn draws one of
+        the last tiles and keeps it; only a possible winner is asked."""
         if left == 0:
             self._drawn_hand()
             return True
         st = self.seats[seat]
         self._receive(st, self.wall.draw_head())
-        self.tasks.appendleft(partial(self._task_fenzhang, (seat + 1) % 4, left - 1))
-        if self.rules.fenzhang_win(self, seat):
-            return self._decide(_FENZHANG, seat)
+        self.tasks.appendleft(partial(self._task_final_draw, (seat + 1) % 4, left - 1))
+        if self.rules.final_draw_win(self, seat):
+            return self._decide(PHASE_FINAL_DRAW, seat)
         return False
 
     # ------------------------------------------------------------------ bao (C8)
 
     def _task_view(self, seat: int) -> bool:
         st = self.seats[seat]
-        if self.bao is not None and st.ready and not st.bao_seen and not st.xianggong:
-            return self._decide(_BAO_VIEW, seat)
+        if self.bao is not None and st.ready and not st.bao_seen:
+            return self._decide(PHASE_BAO_VIEW, seat)
         return False
 
     def _view_bao(self, seat: int) -> None:
@@ -616,7 +631,7 @@ class Game:
             self.tasks.appendleft(partial(self._task_duibao, seat))
 
     def _task_duibao(self, seat: int) -> bool:
-        return self._decide(_DUIBAO, seat)
+        return self._decide(PHASE_DUIBAO, seat)
 
     def _task_bao_checks(self, declarer: int | None) -> bool:
         rules = self.rules
@@ -672,7 +687,7 @@ class Game:
         tile: int | None = None,
         settlement: Settlement | None = None,
     ) -> None:
-        self.phase = _OVER
+        self.phase = PHASE_OVER
         self.window = None
         result = hand_result(self.ledger, outcome, self.dealer, winner, method, tile, settlement)
         self.result = result
@@ -685,7 +700,7 @@ class Game:
         """After a step: the result of the hand that ended in it, else None. Within a match
         that goes on, the next hand is dealt at once (`advance_hand`); at the end of the match
         (``over``) the table stays as the hand ended. The envs call this after every step."""
-        if self.phase != _OVER:
+        if self.phase != PHASE_OVER:
             return None
         result = self.result
         if not self.over:

@@ -1,10 +1,10 @@
 """Table state shared by every rule set: phases, melds, per-seat state, the discard history and
-the engine's named kinds (RULES.md R5–R8).
+the engine's named kinds (RULES.md R5–R8, R10).
 
 Hands are 34-length count lists (fast scalar updates); melds keep their tiles for display,
 scoring and the C5 special groups. The string-valued enums (`WindowKind`, `WinMethod`,
 `Outcome`) are plain strings to every reader (``==``, dict keys, JSON), so records and views
-show their values.
+show their values; a `MeldKind` shows as its name in `MELD_KIND_NAMES`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mahjong_env import hand
 __all__ = [
     "Phase",
     "PHASE_NAMES",
+    "TurnStart",
     "Context",
     "WindowKind",
     "WinMethod",
@@ -26,7 +27,9 @@ __all__ = [
     "Discard",
     "Meld",
     "SeatState",
-    "MELD_KINDS",
+    "MeldKind",
+    "MELD_KIND_NAMES",
+    "KONG_KINDS",
     "SPECIAL_KINDS",
     "SPECIAL_KIND_OF_ACTION",
     "DECLARATION_ACTION",
@@ -41,11 +44,23 @@ class Phase(IntEnum):
     ROB = 2
     BAO_VIEW = 3
     DUIBAO = 4
-    FENZHANG = 5
+    FINAL_DRAW = 5  # a draw of the last-draws round (X4 分张, C14 final_draws): win or pass
     OVER = 6
 
 
 PHASE_NAMES = ("turn", "claim", "rob", "bao_view", "duibao", "fenzhang", "over")
+"""Each phase's public name (``view()["phase"]``, API.md): the last-draws phase keeps X4's name."""
+
+
+class TurnStart(IntEnum):
+    """What happens when a player is due to draw (the rule set's answer, `RuleSet.before_draw`)."""
+
+    DRAW = 0
+    """An ordinary draw from the head of the wall."""
+    FINAL_DRAWS = 1
+    """The last-draws round begins (X4 分张, C14 ``final_draws``)."""
+    EXHAUSTED = 2
+    """The wall is exhausted: the hand is drawn (荒庄)."""
 
 
 class Context(IntEnum):
@@ -109,22 +124,29 @@ class Discard(NamedTuple):
     """Discarded with a ready declaration (R8)."""
 
 
-MELD_KINDS = (
-    "chow",
-    "pong",
-    "kong",
-    "added_kong",
-    "concealed_kong",
-    "special_winds",
-    "special_dragons",
-    "special_ones",
-    "special_nines",
-)
-SPECIAL_KINDS = MELD_KINDS[5:]
+class MeldKind(IntEnum):
+    """What a meld is (R7, C5); views and records show it by its name in `MELD_KIND_NAMES`."""
+
+    CHOW = 0
+    PONG = 1
+    KONG = 2  # exposed kong on a discard (直杠/明杠)
+    ADDED_KONG = 3  # 加杠: the fourth tile added to one's pong
+    CONCEALED_KONG = 4  # 暗杠
+    SPECIAL_WINDS = 5  # C5 旋风杠
+    SPECIAL_DRAGONS = 6  # C5 喜杠
+    SPECIAL_ONES = 7  # C5 幺蛋
+    SPECIAL_NINES = 8  # C5 九蛋
+
+
+MELD_KIND_NAMES = tuple(kind.name.lower() for kind in MeldKind)
+"""Each meld kind's public name (``"chow"`` … ``"special_nines"``: views, API.md)."""
+KONG_KINDS = frozenset({MeldKind.KONG, MeldKind.ADDED_KONG, MeldKind.CONCEALED_KONG})
+"""The kongs of R7 (a C5 special group is none of them)."""
+SPECIAL_KINDS = (MeldKind.SPECIAL_WINDS, MeldKind.SPECIAL_DRAGONS, MeldKind.SPECIAL_ONES, MeldKind.SPECIAL_NINES)
 """C5's special groups, in the order of their declaration actions (``A.SPECIAL_DECLARATIONS``)."""
-SPECIAL_KIND_OF_ACTION: dict[int, str] = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
+SPECIAL_KIND_OF_ACTION: dict[int, MeldKind] = dict(zip(A.SPECIAL_DECLARATIONS, SPECIAL_KINDS))
 """The special group each declaration action declares (C5)."""
-DECLARATION_ACTION: dict[str, int] = dict(zip(SPECIAL_KINDS, A.SPECIAL_DECLARATIONS))
+DECLARATION_ACTION: dict[MeldKind, int] = dict(zip(SPECIAL_KINDS, A.SPECIAL_DECLARATIONS))
 """The declaration action of each special group (C5)."""
 
 
@@ -133,25 +155,37 @@ class Meld:
 
     __slots__ = ("kind", "tiles", "tile", "source")
 
-    def __init__(self, kind: str, tiles: list[int], tile: int, source: int | None) -> None:
+    def __init__(self, kind: MeldKind, tiles: list[int], tile: int, source: int | None) -> None:
         self.kind = kind
         self.tiles = tiles
         self.tile = tile
         self.source = source
 
     @property
+    def kind_name(self) -> str:
+        """The kind's public name (``"pong"``, ``"special_winds"``; API.md views)."""
+        return MELD_KIND_NAMES[self.kind]
+
+    @property
     def is_kong(self) -> bool:
         """An exposed, added or concealed kong (not a C5 special group)."""
-        return self.kind in ("kong", "added_kong", "concealed_kong")
+        return self.kind in KONG_KINDS
 
     def __repr__(self) -> str:
-        return f"Meld({self.kind}, {self.tiles}, from={self.source})"
+        return f"Meld({self.kind_name}, {self.tiles}, from={self.source})"
 
 
 class SeatState:
-    """Everything about one seat in the current hand."""
+    """Everything about one seat in the current hand.
+
+    Every change of ``counts`` goes through `remove` and `receive`, every change of ``melds``
+    through `add_meld`, `remove_meld` and `grow_meld`: they keep the cache and the change marks
+    at the end of the slots, which only speed things up (``held``, the shape-waits cache, the
+    encoders' meld rows).
+    """
 
     __slots__ = (
+        # the rules' state
         "counts",
         "dealt",
         "melds",
@@ -168,10 +202,11 @@ class SeatState:
         "first_turn_claimed",
         "specials",
         "kongs_made",
-        "meld_version",
-        "table_melds",
+        # a cache and change marks (speed only)
         "held",
         "hand_version",
+        "meld_version",
+        "table_melds",
         "_before_draw",
         "_wait_version",
         "_wait_mask",
@@ -188,27 +223,29 @@ class SeatState:
         self.drawn: int | None = None
         self.ready = False
         self.ready_waits = 0
-        self.xianggong = False
+        self.xianggong = False  # X5 相公: a dead hand, public
         self.passed_wins = 0  # R8 过手胡: bitmask of kinds this seat may not win on by a claim
         self.passed_fan = 0  # C14 passed_win_lock_by_fan: the highest passed win's fan, 0 for none
         self.bao_seen = False
         self.duibao_passed = False
         self.first_turn = True  # C5: before its first discard
         self.first_turn_claimed = False  # C14: its first turn was entered by a chow, pong or kong
-        self.specials: dict[str, Meld] = {}
+        self.specials: dict[MeldKind, Meld] = {}
         self.kongs_made = 0
-        self.meld_version = 0  # bumped by every change of ``melds`` (encoders compare it)
-        # one clock shared by a table's four seats, bumped with any seat's ``meld_version``
+        self.held = len(tiles)  # sum(counts), kept by `remove` and `receive`
+        # change marks: ``hand_version`` counts this seat's changes of ``counts`` or ``melds``
+        # (the key of the shape-waits cache); ``table_melds`` is the meld clock the table's four
+        # seats share, ticking at every change of any seat's melds, and ``meld_version`` is its
+        # tick at this seat's last one (encoders redraw a seat's meld rows when it moves)
+        self.hand_version = 0
+        self.meld_version = 0
         self.table_melds = [0] if table_melds is None else table_melds
-        self.held = len(tiles)  # sum(counts): the concealed tiles
-        self.hand_version = 0  # bumped by every change of ``counts`` (`remove`, `receive`) or ``melds``
         self._before_draw = -2  # ``hand_version`` before the last `receive`
         self._wait_version = -1  # the ``hand_version`` whose shape waits ``_wait_mask`` holds
         self._wait_mask = 0
 
     def remove(self, tile: int, n: int = 1) -> None:
-        """Take ``n`` tiles of kind ``tile`` from the concealed hand (every change of ``counts``
-        goes through `remove` and `receive`: they keep ``held`` and ``hand_version``)."""
+        """Take ``n`` tiles of kind ``tile`` from the concealed hand."""
         self.counts[tile] -= n
         self.held -= n
         self.hand_version += 1
@@ -223,25 +260,25 @@ class SeatState:
         self.drawn = tile
 
     def add_meld(self, meld: Meld) -> None:
-        """Expose ``meld`` (every change of ``melds`` goes through these methods)."""
+        """Expose ``meld``."""
         self.melds.append(meld)
-        self.meld_version += 1
-        self.table_melds[0] += 1
-        self.hand_version += 1  # the shape waits depend on the melds (seven pairs: none)
+        self._melds_changed()
 
     def remove_meld(self, index: int) -> Meld:
         """Take back meld ``index`` (an added kong's pong, R7: the kong is added after)."""
-        self.meld_version += 1
-        self.table_melds[0] += 1
-        self.hand_version += 1
+        self._melds_changed()
         return self.melds.pop(index)
 
     def grow_meld(self, meld: Meld, tile: int) -> None:
         """Add ``tile`` to one of this seat's melds (a C6 addition to a special group)."""
         meld.tiles.append(tile)
-        self.meld_version += 1
-        self.table_melds[0] += 1
-        self.hand_version += 1
+        self._melds_changed()
+
+    def _melds_changed(self) -> None:
+        clock = self.table_melds
+        clock[0] += 1
+        self.meld_version = clock[0]
+        self.hand_version += 1  # the shape waits depend on the melds (seven pairs: none)
 
     def shape_waits(self) -> int:
         """Kinds that complete the concealed hand in standard form or, closed, seven pairs

@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
-from enum import Enum, IntEnum
+from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
 
 from mahjong_env import hand
-from mahjong_env.engine.state import Meld, SeatState, WindowKind, WinMethod
+from mahjong_env.engine.hotpath import MELD_CHOW
+from mahjong_env.engine.state import Meld, MeldKind, SeatState, TurnStart, WindowKind, WinMethod
 
 if TYPE_CHECKING:
     from mahjong_env.engine.game import Game
@@ -166,17 +167,6 @@ def bits(mask: int) -> list[int]:
     return out
 
 
-class TurnStart(IntEnum):
-    """What happens when a player is due to draw (`RuleSet.before_draw`)."""
-
-    DRAW = 0
-    """An ordinary draw from the head of the wall."""
-    FENZHANG = 1
-    """The last-draws round begins (X4 分张, C14 ``final_draws``)."""
-    EXHAUSTED = 2
-    """The wall is exhausted: the hand is drawn (荒庄)."""
-
-
 class FanKey(str, Enum):
     """The fan keys of both rule sets (result ``fans``; registered X6 patterns add their own names)."""
 
@@ -322,8 +312,8 @@ class RuleSet:
         return True
 
     def may_declare_ready(self, game: Game, seat: int) -> bool:
-        """Whether ``seat`` (not yet ready) may declare ready this turn; X5: not a 相公."""
-        return not game.seats[seat].xianggong
+        """Whether ``seat`` (not yet ready) may declare ready this turn."""
+        return True
 
     def ready_discards(self, game: Game, seat: int) -> int:
         """R8: the kinds T for which ``ready T`` is legal: after discarding T the hand waits
@@ -362,14 +352,17 @@ class RuleSet:
         """Whether the wall has a replacement tile for a kong now."""
         raise NotImplementedError
 
-    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
-        """Whether ``seat`` may make a kong of ``kind`` (``"concealed_kong"``, ``"added_kong"``)
-        of ``tile`` this turn, the wall allowing it."""
+    def kong_allowed(self, game: Game, seat: int, kind: MeldKind, tile: int) -> bool:
+        """Whether ``seat`` may make a kong of ``kind`` (`MeldKind.CONCEALED_KONG` or
+        `MeldKind.ADDED_KONG`) of ``tile`` this turn, the wall allowing it."""
         raise NotImplementedError
 
-    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
-        """``(payer, points)`` owed to ``seat`` when its kong (or special group, C12) of ``kind``
-        stands; ``source`` is the discarder of a kong on a discard."""
+    def kong_payments(
+        self, game: Game, seat: int, kind: MeldKind, tile: int, source: int | None
+    ) -> list[tuple[int, float]]:
+        """``(payer, points)`` owed to ``seat`` when its kong of ``kind`` and ``tile`` stands:
+        a kong, a C5 special group, or a C6 addition of ``tile`` to the group of ``kind``;
+        ``source`` is the discarder of a kong on a discard."""
         raise NotImplementedError
 
     def after_kong(self, game: Game, seat: int) -> None:
@@ -377,7 +370,7 @@ class RuleSet:
         ready state (X5 相公)."""
         return None
 
-    def declaration_tiles(self, game: Game, seat: int, kind: str) -> list[int]:
+    def declaration_tiles(self, game: Game, seat: int, kind: MeldKind) -> list[int]:
         """The tiles a special-group declaration of ``kind`` takes from the hand (C5)."""
         raise NotImplementedError
 
@@ -412,15 +405,15 @@ class RuleSet:
         """What happens when ``seat`` is due to draw: a draw, the last-draws round, or a drawn hand."""
         raise NotImplementedError
 
-    def fenzhang_draws(self, game: Game) -> int:
+    def final_draws(self, game: Game) -> int:
         """How many draws the last-draws round makes (X4 分张, C14 ``final_draws``)."""
         raise NotImplementedError
 
-    def fenzhang_win(self, game: Game, seat: int) -> bool:
+    def final_draw_win(self, game: Game, seat: int) -> bool:
         """Whether ``seat`` may win on its last-round draw (it is asked only then)."""
         return False
 
-    def fenzhang_method(self, game: Game, seat: int) -> WinMethod:
+    def final_draw_method(self, game: Game, seat: int) -> WinMethod:
         """The win method of a win on a last-round draw."""
         return WinMethod.SELF_DRAW
 
@@ -479,4 +472,4 @@ class RuleSet:
     @staticmethod
     def has_chow(melds: Sequence[Meld]) -> bool:
         """Whether the melds hold an exposed chow."""
-        return any(m.kind == "chow" for m in melds)
+        return any(m.kind is MELD_CHOW for m in melds)

@@ -3,25 +3,36 @@
 Chow from the previous player; win > pong > kong > chow with 截胡; the first-turn special kongs
 旋风杠 喜杠 幺蛋 九蛋 and their additions (抢胡/抢叉 on an addition); optional ready (上听) that
 locks the hand; the bao 宝牌 (rolled, viewed, 对宝, 摸宝, 换宝); the winning conditions
-三色全 幺九 一叉 手把一; per-payer fans 2^(F−1) capped at 64; kong payments never refunded; seven
-whole stacks kept in the wall. MIL 2024 alternatives are configuration fields, and `PROFILES` is
-the one table of named field sets (``profile="mil2024"``, C14).
+三色全 幺九 一叉 手把一; per-payer fans 2^(F−1) capped at 64, from the table `FAN_RULES` (C10); kong
+payments never refunded; seven whole stacks kept in the wall. MIL 2024 alternatives are
+configuration fields, and `PROFILES` is the one table of named field sets (``profile="mil2024"``,
+C14).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from mahjong_env import actions as A
 from mahjong_env import hand
+from mahjong_env.engine.hotpath import (
+    CONTEXT_CLAIM,
+    MELD_CHOW,
+    MELD_CONCEALED_KONG,
+    MELD_KONG,
+    MELD_SPECIAL_WINDS,
+    START_DRAW,
+    START_EXHAUSTED,
+    START_FINAL_DRAWS,
+)
 from mahjong_env.engine.state import (
     CLAIM_METHODS,
     DECLARATION_ACTION,
     SPECIAL_KINDS,
-    Context,
     Meld,
+    MeldKind,
     SeatState,
     WindowKind,
     WinMethod,
@@ -43,9 +54,19 @@ from mahjong_env.tiles import TERMINALS_AND_HONORS, is_dragon, is_wind, rank_of
 if TYPE_CHECKING:
     from mahjong_env.engine.game import Game
 
-__all__ = ["ChangchunConfig", "ChangchunRules", "PROFILES", "SPECIAL_GROUPS", "BIG_EGG_KINDS", "declaration_tiles"]
+__all__ = [
+    "ChangchunConfig",
+    "ChangchunRules",
+    "PROFILES",
+    "SPECIAL_GROUPS",
+    "BIG_EGG_KINDS",
+    "FAN_RULES",
+    "FanRule",
+    "WinReading",
+    "declaration_tiles",
+]
 
-SPECIAL_GROUPS: dict[str, tuple[int, ...]] = dict(
+SPECIAL_GROUPS: dict[MeldKind, tuple[int, ...]] = dict(
     zip(
         SPECIAL_KINDS,  # 旋风杠 东南西北, 喜杠 中发白, 幺蛋 1m 1p 1s, 九蛋 9m 9p 9s
         (
@@ -89,11 +110,71 @@ PROFILES: dict[str, dict[str, ConfigValue]] = {
         "duibao_fan": 1,
     },
 }
+
 _SELF_DRAWN = (WinMethod.SELF_DRAW, WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
 _BAO_WINS = (WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
-# read every turn: module constants (an enum member read costs ~90 ns on Python 3.11)
-_GO_DRAW, _GO_FENZHANG, _EXHAUSTED = TurnStart.DRAW, TurnStart.FENZHANG, TurnStart.EXHAUSTED
-_BY_CLAIM = Context.CLAIM
+
+
+class WinReading(NamedTuple):
+    """One reading of a win, as the C10 fans read it."""
+
+    method: WinMethod
+    dealer: bool
+    """The winner is the dealer."""
+    closed: bool
+    """No chow, pong or kong of any kind (C10 立胡; ``concealed_kong_keeps_closed`` spares concealed kongs)."""
+    open_chow: bool
+    """An exposed chow among the melds."""
+    shape: hand.Decomposition | None
+    """The concealed tiles read as sets and a pair (a reading that satisfies C9), None for seven pairs."""
+    tile: int
+    """The winning tile."""
+    fourth_copy: bool
+    """The winning tile is the fourth of its kind in the hand."""
+    single_wait: bool
+    """The hand waited on one tile kind only (独听)."""
+
+
+class FanRule(NamedTuple):
+    """One fan of C10: its key, its value (a number, or the config field that holds it) and
+    when a win scores it."""
+
+    key: FanKey
+    fan: int | str
+    holds: Callable[[WinReading], bool]
+    discarder_only: bool = False
+    """Counted in the fan of the discarder (or robbed konger) alone, not of the other payers."""
+
+
+def _piaohu(win: WinReading) -> bool:
+    """飘胡: every meld a triplet, a kong or a special group (C5), no sequence."""
+    return win.shape is not None and not win.shape.sequences and not win.open_chow
+
+
+def _jiahu(win: WinReading) -> bool:
+    """夹胡: an edge, closed or pair wait in this reading, or 独听; never with 飘胡 (nor 七对)."""
+    shape = win.shape
+    return shape is not None and not _piaohu(win) and (win.single_wait or _is_jia(shape, win.tile))
+
+
+FAN_RULES: tuple[FanRule, ...] = (
+    FanRule(FanKey.PINGHU, 1, lambda win: True),  # 平胡: every win
+    FanRule(FanKey.ZIMO, 1, lambda win: win.method in _SELF_DRAWN),  # 自摸, 对宝 and 摸宝 included
+    FanRule(FanKey.MOBAO, "mobao_fan", lambda win: win.method in _BAO_WINS),  # 宝牌: 摸宝 and 对宝
+    FanRule(FanKey.DUIBAO, "duibao_fan", lambda win: win.method is WinMethod.BAO_MATCH),  # 对宝, on top
+    FanRule(FanKey.ZHUANGHU, 1, lambda win: win.dealer),  # 庄胡
+    FanRule(FanKey.LIHU, 1, lambda win: win.closed and win.shape is not None),  # 立胡, never with 七对
+    FanRule(FanKey.QIDUI, 3, lambda win: win.shape is None and not win.fourth_copy),  # 七对
+    FanRule(FanKey.HAOHUA_QIDUI, 4, lambda win: win.shape is None and win.fourth_copy),  # 豪华七对, in its place
+    FanRule(FanKey.PIAOHU, 2, _piaohu),  # 飘胡
+    FanRule(FanKey.JIAHU, 1, _jiahu),  # 夹胡
+    FanRule(FanKey.DIANPAO, 1, lambda win: win.method in CLAIM_METHODS, discarder_only=True),  # 点炮
+)
+"""C10: every fan a Changchun win can score, in the order results list them. A win scores, on
+the reading of its hand that scores most, every fan whose ``holds`` is true; a payer's fan F
+is their sum (the ``discarder_only`` ones for the discarder alone; C11's ``dealer_pays_extra``
+adds 1 for a dealer payer), capped at ``fan_cap``, and it pays 2^(F−1) points."""
+_DISCARDER_ONLY = frozenset(rule.key for rule in FAN_RULES if rule.discarder_only)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,9 +207,10 @@ class ChangchunConfig(RuleConfig):
     rob_added_kong: bool = True
     """C11: others may win on an ordinary added kong's tile (抢杠, as MIL)."""
     xuanfeng_three_winds: bool = False
-    """C14 (MIL 三-15): 旋风杠 may be declared with any three different winds; such a group draws
-    no replacement (C5's 3-tile rule) and takes the fourth wind, and any further wind, as an
-    addition (C6)."""
+    """C14 (MIL 三-15): 旋风杠 is declared with exactly three different winds, even when all four
+    are held; the group draws no replacement (C5's 3-tile rule) and takes the fourth wind, and
+    any further wind, as an addition (C6), so four winds dealt pay 2 from each once the fourth is
+    added."""
     yaoji_wild: bool = False
     """C14 (MIL 三-14/15/16, 小鸡飞蛋): a 1s may stand in for one missing tile of a 幺蛋, 九蛋, 喜杠
     or 旋风杠 when it is declared, and may be added to any declared group (C6); it still counts
@@ -219,9 +301,9 @@ class ChangchunRules(RuleSet):
         out: list[hand.Decomposition | None] = [None] if seven else []
         if not hand.is_complete(counts):
             return out
-        melded_triplet = any(m.kind != "chow" for m in melds)
+        melded_triplet = any(m.kind is not MELD_CHOW for m in melds)
         # C9.4 手把一: one concealed tile (concealed kongs count as concealed tiles, as in C3)
-        single = sum(counts) == 2 and not any(m.kind == "concealed_kong" for m in melds)
+        single = sum(counts) == 2 and not any(m.kind is MELD_CONCEALED_KONG for m in melds)
         for d in hand.decompositions(counts):
             if not (melded_triplet or d.triplets or is_dragon(d.pair)):  # 一叉
                 continue
@@ -305,7 +387,7 @@ class ChangchunRules(RuleSet):
         if not (making_chow or (melds and self.has_chow(melds))):
             return False
         concealed = st.held - removed + gained - 1
-        concealed += 4 * sum(1 for m in melds if m.kind == "concealed_kong")
+        concealed += 4 * sum(1 for m in melds if m.kind is MELD_CONCEALED_KONG)
         return concealed == 1
 
     def claim_options(self, game: Game, seat: int, tile: int, source: int, distance: int) -> list[int]:
@@ -360,16 +442,16 @@ class ChangchunRules(RuleSet):
         wall = game.wall
         reserve = 14 + (wall.tail_draws & 1)
         if self.config.final_draws and wall.slots <= reserve + self.config.final_draws:
-            return _GO_FENZHANG  # C14 final_draws
-        return _EXHAUSTED if wall.slots <= reserve else _GO_DRAW
+            return START_FINAL_DRAWS  # C14 final_draws
+        return START_EXHAUSTED if wall.slots <= reserve else START_DRAW
 
-    def fenzhang_draws(self, game: Game) -> int:
+    def final_draws(self, game: Game) -> int:
         return self.config.final_draws
 
-    def fenzhang_win(self, game: Game, seat: int) -> bool:
+    def final_draw_win(self, game: Game, seat: int) -> bool:
         return self.self_win(game, seat) is not None  # C14: a self-draw, the bao included
 
-    def fenzhang_method(self, game: Game, seat: int) -> WinMethod:
+    def final_draw_method(self, game: Game, seat: int) -> WinMethod:
         method = self.self_win(game, seat)
         assert method is not None
         return method
@@ -384,19 +466,20 @@ class ChangchunRules(RuleSet):
         counts[tile] -= count
         # C7/C9: judge the hand after the kong, its tiles among the melds (三色全, 幺九, 一叉, 空听);
         # a concealed kong's tiles count as concealed for 手把一 (C9.4, C3)
-        kind = "concealed_kong" if count == 4 else "kong"
+        kind = MELD_CONCEALED_KONG if count == 4 else MELD_KONG
         kong = Meld(kind, [tile] * (4 if count >= 3 else 1), tile, None)
         return self._waits(st.melds + [kong], counts) == st.ready_waits
 
-    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
+    def kong_allowed(self, game: Game, seat: int, kind: MeldKind, tile: int) -> bool:
         st = game.seats[seat]
+        concealed = kind is MELD_CONCEALED_KONG
         if st.ready:
-            return self._same_waits(st, tile, 4 if kind == "concealed_kong" else 1)
-        if kind == "concealed_kong":
+            return self._same_waits(st, tile, 4 if concealed else 1)
+        if concealed:
             return True
         return not self._single_left(st, 1, 1)
 
-    def _declarable(self, dealt_held: list[int], kind: str) -> list[int] | None:
+    def _declarable(self, dealt_held: list[int], kind: MeldKind) -> list[int] | None:
         """C5: the tiles a declaration of ``kind`` would take from ``dealt_held``, the counts
         of the dealt tiles still held (`_dealt_held`)."""
         cfg = self.config
@@ -406,7 +489,7 @@ class ChangchunRules(RuleSet):
     def _dealt_held(st: SeatState) -> list[int]:
         return list(map(min, st.counts, st.dealt))
 
-    def declaration_tiles(self, game: Game, seat: int, kind: str) -> list[int]:
+    def declaration_tiles(self, game: Game, seat: int, kind: MeldKind) -> list[int]:
         tiles = self._declarable(self._dealt_held(game.seats[seat]), kind)
         assert tiles is not None
         return tiles
@@ -418,9 +501,9 @@ class ChangchunRules(RuleSet):
         return tile == _YAOJI and self.config.yaoji_wild and bool(st.specials)
 
     def special_add_target(self, st: SeatState, tile: int) -> Meld:
-        natural = st.specials.get(_GROUP_OF_TILE.get(tile, ""))
-        if natural is not None:
-            return natural
+        group = _GROUP_OF_TILE.get(tile)
+        if group is not None and group in st.specials:
+            return st.specials[group]
         return next(st.specials[kind] for kind in SPECIAL_GROUPS if kind in st.specials)  # C14 小鸡
 
     def special_actions(self, game: Game, seat: int) -> list[int]:
@@ -440,7 +523,7 @@ class ChangchunRules(RuleSet):
                 if st.ready or self._single_left(st, len(tiles), len(tiles) - 3):
                     continue
                 acts.append(DECLARATION_ACTION[kind])
-        if not st.specials or game.context == _BY_CLAIM:
+        if not st.specials or game.context == CONTEXT_CLAIM:
             return acts
         if st.first_turn and seat == game.dealer:  # C6: 庄家第一手不允许补杠
             return acts
@@ -462,11 +545,14 @@ class ChangchunRules(RuleSet):
                 acts.append(A.SPECIAL_ADD + t)
         return acts
 
-    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
-        """C12: every other player pays when the kong stands; 大蛋 doubles."""
-        if kind == "concealed_kong":
+    def kong_payments(
+        self, game: Game, seat: int, kind: MeldKind, tile: int, source: int | None
+    ) -> list[tuple[int, float]]:
+        """C12: every other player pays when the kong stands; 大蛋 doubles; a special group and
+        each addition to one pay 1."""
+        if kind is MeldKind.CONCEALED_KONG:
             points = 4.0 if tile in BIG_EGG_KINDS else 2.0
-        elif kind in ("kong", "added_kong"):
+        elif kind is MeldKind.KONG or kind is MeldKind.ADDED_KONG:
             points = 2.0 if tile in BIG_EGG_KINDS else 1.0
         else:
             points = 1.0
@@ -488,36 +574,26 @@ class ChangchunRules(RuleSet):
     def _winner_fans(
         self, game: Game, seat: int, counts: list[int], tile: int, method: WinMethod, single_wait: bool
     ) -> list[Fan]:
-        """The best fan list (without payer-specific fans) over the hand's valid readings."""
+        """The winner's fans (`FAN_RULES`) on the valid reading of the hand that scores most."""
         melds = game.seats[seat].melds
+        closed_kinds = (MeldKind.CONCEALED_KONG,) if self.config.concealed_kong_keeps_closed else ()
+        closed = all(m.kind in closed_kinds for m in melds)
+        open_chow = self.has_chow(melds)
         best: list[Fan] = []
         best_total = -1
-        common = [Fan(FanKey.PINGHU, 1)]
-        if method in _SELF_DRAWN:
-            common.append(Fan(FanKey.ZIMO, 1))
-        if method in _BAO_WINS:
-            common.append(Fan(FanKey.MOBAO, self.config.mobao_fan))
-        if method is WinMethod.BAO_MATCH:
-            common.append(Fan(FanKey.DUIBAO, self.config.duibao_fan))
-        if seat == game.dealer:
-            common.append(Fan(FanKey.ZHUANGHU, 1))
-        closed_kinds = ("concealed_kong",) if self.config.concealed_kong_keeps_closed else ()
-        if all(m.kind in closed_kinds for m in melds):
-            common.append(Fan(FanKey.LIHU, 1))
-        open_chow = self.has_chow(melds)
-        for reading in self.readings(melds, counts):
-            fans = list(common)
-            if reading is None:  # C10: 七对 never with 立胡 (nor 夹胡, 飘胡); 豪华七对 on the fourth copy
-                fans = [f for f in fans if f.name != FanKey.LIHU]
-                fans.append(Fan(FanKey.HAOHUA_QIDUI, 4) if counts[tile] == 4 else Fan(FanKey.QIDUI, 3))
-            elif not reading.sequences and not open_chow:
-                fans.append(Fan(FanKey.PIAOHU, 2))
-            elif single_wait or _is_jia(reading, tile):
-                fans.append(Fan(FanKey.JIAHU, 1))
+        for shape in self.readings(melds, counts):
+            win = WinReading(
+                method, seat == game.dealer, closed, open_chow, shape, tile, counts[tile] == 4, single_wait
+            )
+            fans = [Fan(rule.key, self._fan_value(rule)) for rule in FAN_RULES if rule.holds(win)]
             total = sum(f.fan for f in fans)
             if total > best_total:
                 best, best_total = fans, total
         return best
+
+    def _fan_value(self, rule: FanRule) -> int:
+        value = rule.fan
+        return value if isinstance(value, int) else int(getattr(self.config, value))
 
     def _dealt_win_tile(self, game: Game, winner: int, counts: list[int], method: WinMethod) -> int:
         """R5 ``allow_tianhu``: a win on the dealt 14 tiles has no drawn tile; read it as won on
@@ -568,17 +644,17 @@ class ChangchunRules(RuleSet):
             if method is WinMethod.BAO_MATCH:
                 counts[win_tile] += 1
             fans = self._winner_fans(game, winner, counts, win_tile, method, single_wait)
-        base_fan = sum(f.fan for f in fans)
+        base_fan = sum(f.fan for f in fans if f.name not in _DISCARDER_ONLY)
+        discarder_fan = sum(f.fan for f in fans) - base_fan
         if method in CLAIM_METHODS:
             assert payer is not None
-            fans = fans + [Fan(FanKey.DIANPAO, 1)]
             payers = [payer] + ([p for p in _others(winner) if p != payer] if cfg.discard_all_pay else [])
         else:
             payers = _others(winner)
         payer_fans: list[int | None] = [None] * 4
         owed: list[Owed] = []
         for p in payers:
-            fan = base_fan + (1 if p == payer else 0)
+            fan = base_fan + (discarder_fan if p == payer else 0)
             if cfg.dealer_pays_extra and p == game.dealer:
                 fan += 1
             fan = min(fan, cfg.fan_cap)
@@ -602,19 +678,18 @@ def _holds_terminal(melds: Sequence[Meld], counts: Sequence[int]) -> bool:
 
 
 def declaration_tiles(
-    kind: str, available: list[int], *, three_winds: bool = False, yaoji: bool = False
+    kind: MeldKind, available: list[int], *, three_winds: bool = False, yaoji: bool = False
 ) -> list[int] | None:
     """The tiles a special-group declaration of ``kind`` takes (C5), or None if it cannot be made.
 
     ``available``: 34 counts of the tiles it may use (the dealt tiles still held). Natural tiles
-    come first; with ``three_winds`` (C14 ``xuanfeng_three_winds``) three different winds make a
-    3-tile 旋风杠 (four still make the 4-tile one); with ``yaoji`` (C14 ``yaoji_wild``) one spare
-    1s stands in for one missing tile. Agents may call it with their concealed counts."""
+    come first; with ``three_winds`` (C14 ``xuanfeng_three_winds``) 旋风杠 takes exactly three
+    different winds, even when all four are held (the fourth is then an addition, C6); with
+    ``yaoji`` (C14 ``yaoji_wild``) one spare 1s stands in for one missing tile. Agents may call
+    it with their concealed counts."""
     group = SPECIAL_GROUPS[kind]
     held = [t for t in group if available[t]]
-    size = len(group)
-    if kind == "special_winds" and three_winds and len(held) < 4:
-        size = 3
+    size = 3 if kind is MELD_SPECIAL_WINDS and three_winds else len(group)
     if len(held) >= size:
         return held[:size]
     spare_ones = available[_YAOJI] - (_YAOJI in held)

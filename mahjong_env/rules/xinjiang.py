@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.state import CLAIM_METHODS, Context, Meld, SeatState, WindowKind, WinMethod
+from mahjong_env.engine.hotpath import CONTEXT_REPLACEMENT, START_DRAW, START_FINAL_DRAWS
+from mahjong_env.engine.state import CLAIM_METHODS, Meld, MeldKind, SeatState, WindowKind, WinMethod
 from mahjong_env.rules.base import Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import suit_of
 
@@ -33,8 +34,6 @@ MAX_SILVER_DIVISOR = 10**6
 FENZHANG_DRAWS = 4
 """X4: the last four tiles are 分张 draws (a replacement never takes one)."""
 
-_GO_DRAW, _GO_FENZHANG = TurnStart.DRAW, TurnStart.FENZHANG  # read every turn: an enum member read costs ~90 ns (3.11)
-
 
 @dataclasses.dataclass(frozen=True)
 class WinningHand:
@@ -43,7 +42,7 @@ class WinningHand:
     counts: tuple[int, ...]
     """Concealed tiles after the win (34 counts)."""
     melds: tuple[tuple[str, tuple[int, ...]], ...]
-    """Every meld as (kind, tiles)."""
+    """Every meld as (kind name, tiles): ``("pong", (4, 4, 4))``."""
     tile: int | None
     """The winning tile kind."""
     method: str
@@ -171,7 +170,7 @@ class XinjiangRules(RuleSet):
         st = game.seats[seat]
         if st.xianggong or not st.drawn_may_complete() or not self._complete(st.melds, st.counts):
             return None
-        if game.context == Context.REPLACEMENT:
+        if game.context == CONTEXT_REPLACEMENT:
             return WinMethod.KONG_BLOOM
         return WinMethod.SELF_DRAW if st.ready else None
 
@@ -188,7 +187,12 @@ class XinjiangRules(RuleSet):
             and hand.is_seven_pairs(st.counts)
         )
 
-    def fenzhang_win(self, game: Game, seat: int) -> bool:
+    def may_declare_ready(self, game: Game, seat: int) -> bool:
+        """X5: a 相公 can never declare ready again in this hand."""
+        return not game.seats[seat].xianggong
+
+    def final_draw_win(self, game: Game, seat: int) -> bool:
+        """X4: a 分张 draw that completes a ready hand may win (``fenzhang_can_win``)."""
         st = game.seats[seat]
         return self.config.fenzhang_can_win and st.ready and not st.xianggong and self._complete(st.melds, st.counts)
 
@@ -224,7 +228,7 @@ class XinjiangRules(RuleSet):
     def wall_allows_kong(self, game: Game) -> bool:
         return game.wall.remaining > FENZHANG_DRAWS  # X4: a replacement never takes a 分张 tile
 
-    def kong_allowed(self, game: Game, seat: int, kind: str, tile: int) -> bool:
+    def kong_allowed(self, game: Game, seat: int, kind: MeldKind, tile: int) -> bool:
         return True
 
     def after_kong(self, game: Game, seat: int) -> None:
@@ -235,8 +239,10 @@ class XinjiangRules(RuleSet):
             st.ready_waits = 0
             st.xianggong = True
 
-    def kong_payments(self, game: Game, seat: int, kind: str, tile: int, source: int | None) -> list[tuple[int, float]]:
-        if kind == "kong":  # 下雨: the discarder pays
+    def kong_payments(
+        self, game: Game, seat: int, kind: MeldKind, tile: int, source: int | None
+    ) -> list[tuple[int, float]]:
+        if kind is MeldKind.KONG:  # 下雨: the discarder pays
             assert source is not None
             return [(source, 1.0)]
         return [((seat + d) % 4, 1.0) for d in (1, 2, 3)]  # 刮风
@@ -245,9 +251,9 @@ class XinjiangRules(RuleSet):
         return list(game.kong_ledger)  # X8: every kong payment of the hand is returned
 
     def before_draw(self, game: Game, seat: int) -> TurnStart:
-        return _GO_FENZHANG if game.wall.remaining <= FENZHANG_DRAWS else _GO_DRAW
+        return START_FINAL_DRAWS if game.wall.remaining <= FENZHANG_DRAWS else START_DRAW  # X4 分张
 
-    def fenzhang_draws(self, game: Game) -> int:
+    def final_draws(self, game: Game) -> int:
         return FENZHANG_DRAWS
 
     # --- scoring (X6, X7, X9)
@@ -283,7 +289,7 @@ class XinjiangRules(RuleSet):
         if cfg.extra_patterns:
             view = WinningHand(
                 tuple(counts),
-                tuple((m.kind, tuple(m.tiles)) for m in melds),
+                tuple((m.kind_name, tuple(m.tiles)) for m in melds),
                 tile,
                 method,
                 tuple(readings),

@@ -250,6 +250,6 @@ class Narrator:
                 Phase.ROB: f"{who} does not rob the kong on{on}",
                 Phase.BAO_VIEW: f"{who} does not look at the bao",
                 Phase.DUIBAO: f"{who} declines the bao match (对宝)",
-                Phase.FENZHANG: f"{who} does not win on the last-tiles draw (分张)",
+                Phase.FINAL_DRAW: f"{who} does not win on the last-tiles draw (分张)",
             }.get(phase, f"{who} passes")
         return f"{who}: {name}"

@@ -52,7 +52,9 @@ def check_tiles(game: Any) -> str | None:
         if min(st.counts) < 0 or max(st.counts) > 4:
             return f"concealed counts out of range: {st.counts}"
         if st.held != sum(st.counts):
-            return f"SeatState.held is {st.held}, the counts hold {sum(st.counts)}: counts changed outside remove/receive"
+            return (
+                f"SeatState.held is {st.held}, the counts hold {sum(st.counts)}: counts changed outside remove/receive"
+            )
         for t, n in enumerate(st.counts):
             if n:
                 found[t] += n
@@ -74,6 +76,145 @@ def check_tiles(game: Any) -> str | None:
     return None
 
 
+class _Run:
+    """What a soak run has seen so far: counts, failures (at most `MAX_FAILURES`), memory samples."""
+
+    MAX_FAILURES = 20
+
+    def __init__(self, env: Any, variant: str, sample_every: int, progress: bool) -> None:
+        self.env = env
+        self.variant = variant
+        self.sample_every = sample_every
+        self.progress = progress
+        self.failures: list[str] = []
+        self.samples: list[tuple[int, float]] = [(0, _rss_mb())]
+        self.outcomes: Counter[str] = Counter()
+        self.methods: Counter[str] = Counter()
+        self.decisions = self.episodes = self.hands = self.replays = self.longest = 0
+        self.episode_seed = 0
+        self.start = time.perf_counter()
+
+    @property
+    def stopped(self) -> bool:
+        """Enough failures to stop."""
+        return len(self.failures) >= self.MAX_FAILURES
+
+    def fail(self, message: str) -> None:
+        if len(self.failures) < self.MAX_FAILURES:
+            where = f"episode seed {self.episode_seed}, hand {self.env.game.hand_index}, decision {self.decisions}"
+            self.failures.append(f"{where}: {message}")
+
+    def sample_memory(self) -> None:
+        """Every ``sample_every`` decisions: the resident memory, and a progress line."""
+        if self.decisions % self.sample_every:
+            return
+        self.samples.append((self.decisions, _rss_mb()))
+        if self.progress:
+            rate = self.decisions / (time.perf_counter() - self.start)
+            print(
+                f"[{self.variant}] {self.decisions:,} decisions, {self.hands:,} hands, {rate:,.0f}/s, "
+                f"RSS {self.samples[-1][1]:.1f} MB",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def _check_decision(env: Any, run: _Run) -> list[np.ndarray]:
+    """The checks before a decision: only the mover has a legal action, the game agrees on who
+    moves, the observation is well formed. Returns every agent's mask."""
+    from mahjong_env.observation import NUM_CHANNELS
+
+    game = env.game
+    agent = env.agent_selection
+    masks = [env.action_mask(a) for a in AGENTS]
+    mover = AGENTS.index(agent)
+    if game.actor != mover:
+        run.fail(f"agent_selection {agent} but the game's actor is seat {game.actor}")
+    if not masks[mover].any():
+        run.fail(f"{agent}'s mask is empty")
+    if any(masks[s].any() for s in range(4) if s != mover):
+        run.fail("an agent other than the mover has a legal action")
+    obs = env.observe(agent)["observation"]
+    if obs.shape != (NUM_CHANNELS, 34) or not np.isfinite(obs).all():
+        run.fail(f"bad observation: shape {obs.shape}")
+    return masks
+
+
+def _choose(mask: np.ndarray, rng: np.random.Generator, win_bias: float) -> int:
+    """A uniform legal action, except that a legal win is taken with probability ``win_bias``."""
+    from mahjong_env.actions import WIN
+
+    legal = np.flatnonzero(mask)
+    if mask[WIN] and rng.random() < win_bias:
+        return WIN
+    return int(legal[rng.integers(len(legal))])
+
+
+def _check_hand_end(env: Any, run: _Run, hand_rewards: np.ndarray) -> None:
+    """At a hand's end: a result in the infos, zero-sum ``deltas`` and ``kong_deltas``, and every
+    seat's rewards over the hand equal to its ``deltas + kong_deltas``."""
+    result = env.infos["player_0"].get("result")
+    if result is None:
+        run.fail("a hand ended without a result in the infos")
+        return
+    run.outcomes[result["outcome"]] += 1
+    run.methods[str(result["method"])] += 1
+    for key in ("deltas", "kong_deltas"):
+        if abs(sum(result[key])) > 1e-9:
+            run.fail(f"result {key} not zero-sum: {result[key]}")
+    owed = np.add(result["deltas"], result["kong_deltas"])
+    if not np.allclose(owed, hand_rewards, atol=1e-9):
+        run.fail(f"hand rewards {hand_rewards.tolist()} != deltas + kong_deltas {owed.tolist()}")
+
+
+def _play_episode(
+    env: Any, rng: np.random.Generator, run: _Run, decisions: int, max_hand_decisions: int, win_bias: float
+) -> None:
+    """Play the episode just reset, checking every step, until it ends or ``decisions`` are made."""
+    from mahjong_env.engine.state import Phase
+
+    game = env.game
+    hand_rewards = np.zeros(4)
+    hand_decisions = 0
+    while not game.over and run.decisions < decisions:
+        hand_index = game.hand_index
+        masks = _check_decision(env, run)
+        env.step(_choose(masks[AGENTS.index(env.agent_selection)], rng, win_bias))
+        run.decisions += 1
+        hand_decisions += 1
+        step_rewards = [env.rewards[a] for a in AGENTS]
+        if abs(sum(step_rewards)) > 1e-9:
+            run.fail(f"rewards not zero-sum: {step_rewards}")
+        hand_rewards += step_rewards
+        problem = check_tiles(game)  # after a hand end: the next hand's deal
+        if game.hand_index != hand_index or game.phase == Phase.OVER:
+            run.hands += 1
+            run.longest = max(run.longest, hand_decisions)
+            _check_hand_end(env, run, hand_rewards)
+            hand_rewards = np.zeros(4)
+            hand_decisions = 0
+        elif hand_decisions > max_hand_decisions:
+            run.fail(f"hand still running after {hand_decisions} decisions")
+            break
+        if problem:
+            run.fail(problem)
+        run.sample_memory()
+
+
+def _check_replay(env: Any, run: _Run) -> None:
+    """The episode's record, through JSON, replays to the same results."""
+    from mahjong_env import replay
+
+    record = env.record()
+    results = [h["result"] for h in record["hands"]]
+    try:
+        if replay(json.loads(json.dumps(record))) != json.loads(json.dumps(results)):
+            run.fail("replay gives different results")
+    except ValueError as error:
+        run.fail(f"replay failed: {error}")
+    run.replays += 1
+
+
 def soak(
     variant: str,
     decisions: int,
@@ -87,118 +228,44 @@ def soak(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run ``decisions`` random decisions of ``variant`` with every check; returns a summary."""
-    from mahjong_env import replay
-    from mahjong_env.actions import WIN
-    from mahjong_env.engine.state import Phase
-    from mahjong_env.observation import NUM_CHANNELS
-
     env = get_variant(variant).raw_env(num_hands=num_hands)
     rng = np.random.default_rng(seed)
-    failures: list[str] = []
-    samples: list[tuple[int, float]] = [(0, _rss_mb())]
-    outcomes: Counter[str] = Counter()
-    methods: Counter[str] = Counter()
-    done = episodes = hands = replays = 0
-    longest = 0
-    episode_seed = seed
-    start = time.perf_counter()
+    run = _Run(env, variant, sample_every, progress)
+    run.episode_seed = seed
+    while run.decisions < decisions and not run.stopped:
+        env.reset(seed=run.episode_seed)
+        _play_episode(env, rng, run, decisions, max_hand_decisions, win_bias)
+        if env.game.over:
+            run.episodes += 1
+            if replay_every and run.episodes % replay_every == 0:
+                _check_replay(env, run)
+        run.episode_seed += 1
+    return _summary(run, seed, num_hands, win_bias, max_growth_mb)
 
-    def fail(message: str) -> None:
-        if len(failures) < 20:
-            failures.append(f"episode seed {episode_seed}, hand {env.game.hand_index}, decision {done}: {message}")
 
-    while done < decisions and len(failures) < 20:
-        env.reset(seed=episode_seed)
-        game = env.game
-        hand_rewards = np.zeros(4)
-        hand_decisions = 0
-        while not game.over and done < decisions:
-            agent = env.agent_selection
-            masks = [env.action_mask(a) for a in AGENTS]
-            mover = AGENTS.index(agent)
-            if game.actor != mover:
-                fail(f"agent_selection {agent} but the game's actor is seat {game.actor}")
-            if not masks[mover].any():
-                fail(f"{agent}'s mask is empty")
-            if any(masks[s].any() for s in range(4) if s != mover):
-                fail("an agent other than the mover has a legal action")
-            obs = env.observe(agent)["observation"]
-            if obs.shape != (NUM_CHANNELS, 34) or not np.isfinite(obs).all():
-                fail(f"bad observation: shape {obs.shape}")
-            legal = np.flatnonzero(masks[mover])
-            hand_index = game.hand_index
-            if masks[mover][WIN] and rng.random() < win_bias:
-                env.step(WIN)
-            else:
-                env.step(int(legal[rng.integers(len(legal))]))
-            done += 1
-            hand_decisions += 1
-            step_rewards = [env.rewards[a] for a in AGENTS]
-            if abs(sum(step_rewards)) > 1e-9:
-                fail(f"rewards not zero-sum: {step_rewards}")
-            hand_rewards += step_rewards
-            problem = check_tiles(game)  # after a hand end: the next hand's deal
-            if game.hand_index != hand_index or game.phase == Phase.OVER:
-                result = env.infos["player_0"].get("result")
-                hands += 1
-                longest = max(longest, hand_decisions)
-                if result is None:
-                    fail("a hand ended without a result in the infos")
-                else:
-                    outcomes[result["outcome"]] += 1
-                    methods[str(result["method"])] += 1
-                    for key in ("deltas", "kong_deltas"):
-                        if abs(sum(result[key])) > 1e-9:
-                            fail(f"result {key} not zero-sum: {result[key]}")
-                    owed = np.add(result["deltas"], result["kong_deltas"])
-                    if not np.allclose(owed, hand_rewards, atol=1e-9):
-                        fail(f"hand rewards {hand_rewards.tolist()} != deltas + kong_deltas {owed.tolist()}")
-                hand_rewards = np.zeros(4)
-                hand_decisions = 0
-            elif hand_decisions > max_hand_decisions:
-                fail(f"hand still running after {hand_decisions} decisions")
-                break
-            if problem:
-                fail(problem)
-            if done % sample_every == 0:
-                samples.append((done, _rss_mb()))
-                if progress:
-                    rate = done / (time.perf_counter() - start)
-                    print(
-                        f"[{variant}] {done:,} decisions, {hands:,} hands, {rate:,.0f}/s, RSS {samples[-1][1]:.1f} MB",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-        if game.over:
-            episodes += 1
-            if replay_every and episodes % replay_every == 0:
-                record = env.record()
-                results = [h["result"] for h in record["hands"]]
-                try:
-                    if replay(json.loads(json.dumps(record))) != json.loads(json.dumps(results)):
-                        fail("replay gives different results")
-                except ValueError as error:
-                    fail(f"replay failed: {error}")
-                replays += 1
-        episode_seed += 1
-    elapsed = time.perf_counter() - start
+def _summary(run: _Run, seed: int, num_hands: int, win_bias: float, max_growth_mb: float) -> dict[str, Any]:
+    """The run's summary; fails it if memory grew more than ``max_growth_mb`` over its second half."""
+    elapsed = time.perf_counter() - run.start
+    done = run.decisions
+    samples = run.samples
     samples.append((done, _rss_mb()))
     half = [mb for n, mb in samples if n >= done // 2]
     growth = half[-1] - half[0] if half else 0.0
+    failures = run.failures
     if growth > max_growth_mb:
         failures.append(f"resident memory grew {growth:.1f} MB over the second half (limit {max_growth_mb} MB)")
     return {
-        "variant": variant,
+        "variant": run.variant,
         "seed": seed,
         "num_hands": num_hands,
         "win_bias": win_bias,
         "decisions": done,
-        "episodes": episodes,
-        "hands": hands,
-        "longest_hand_decisions": longest,
-        "outcomes": dict(outcomes),
-        "methods": dict(methods),
-        "replays_checked": replays,
+        "episodes": run.episodes,
+        "hands": run.hands,
+        "longest_hand_decisions": run.longest,
+        "outcomes": dict(run.outcomes),
+        "methods": dict(run.methods),
+        "replays_checked": run.replays,
         "seconds": round(elapsed, 1),
         "decisions_per_s": round(done / elapsed, 1),
         "rss_mb_first": round(samples[0][1], 1),
