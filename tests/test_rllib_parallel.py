@@ -1,8 +1,8 @@
 """RLlib multi-agent PPO on the parallel env (``changchun_v0.parallel_env()``) through RLlib's
 ``ParallelPettingZooEnv``, with action masking: one training iteration on RLlib's current API
 stack (RLModule, EnvRunner) that emits no deprecation warning. Skipped when the ``ray`` extra is
-not installed. The README's RLlib parallel snippet is this file's `MaskedPPOModule` and
-`build_config`."""
+not installed. `build_config` is the snippet docs/api.md points to; the masking module is
+`training.rllib_module.ActionMaskingPPOModule`, which reads the env's own planes too."""
 
 from __future__ import annotations
 
@@ -14,53 +14,7 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-
-def masked_ppo_module_class():
-    """RLlib's default PPO torch module over our observation dict: the encoder reads the
-    flattened ``"observation"`` planes, and ``"action_mask"`` pushes the logits of masked-out
-    actions to RLlib's FLOAT_MIN (an all-zero mask, another seat's turn, leaves them uniform;
-    the env ignores that seat's action)."""
-    import torch
-    from gymnasium import spaces
-    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-    class MaskedPPOModule(DefaultPPOTorchRLModule):
-        def __init__(self, *, observation_space, **kwargs):
-            self.observation_space_with_mask = observation_space
-            planes = observation_space["observation"]
-            flat = spaces.Box(planes.low.ravel(), planes.high.ravel(), dtype=np.float32)
-            super().__init__(observation_space=flat, **kwargs)
-
-        def setup(self):
-            super().setup()
-            self.observation_space = self.observation_space_with_mask
-
-        @staticmethod
-        def _split(batch):
-            obs = batch[Columns.OBS]
-            return obs["action_mask"], {**batch, Columns.OBS: obs["observation"].flatten(start_dim=-2)}
-
-        @staticmethod
-        def _masked(out, mask):
-            out[Columns.ACTION_DIST_INPUTS] = out[Columns.ACTION_DIST_INPUTS] + torch.clamp(
-                torch.log(mask.float()), min=FLOAT_MIN
-            )
-            return out
-
-        def _forward(self, batch, **kwargs):
-            mask, batch = self._split(batch)
-            return self._masked(super()._forward(batch, **kwargs), mask)
-
-        def _forward_train(self, batch, **kwargs):
-            mask, batch = self._split(batch)
-            return self._masked(super()._forward_train(batch, **kwargs), mask)
-
-        def compute_values(self, batch, embeddings=None):
-            return super().compute_values(self._split(batch)[1], embeddings)
-
-    return MaskedPPOModule
+from training.rllib_module import ActionMaskingPPOModule  # after the skip: needs ray
 
 
 def make_rllib_env(_config=None):
@@ -86,7 +40,7 @@ def build_config(train_batch_size: int):
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared")
         .rl_module(
             rl_module_spec=RLModuleSpec(
-                module_class=masked_ppo_module_class(),
+                module_class=ActionMaskingPPOModule,
                 model_config={"fcnet_hiddens": [32], "head_fcnet_hiddens": [32]},
             )
         )
