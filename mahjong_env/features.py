@@ -1,25 +1,14 @@
 """What one player can work out about its own hand from what it sees (RULES.md R13).
 
-This module owns the hand analysis that players compute from their own information only, a
-`mahjong_env.seat_view.SeatView` (typed: counts, melds, the visible count of every kind, the
-public discard history) and the rule set it carries: unseen counts, shanten (向听数) after each
-discard and after each claim, acceptance (有效牌: unseen tiles that would lower the shanten),
-winning tiles with their unseen counts, and the danger of each discard against players who
-have declared ready (听) and may win on it. The winning tiles are the rule set's own
-(`RuleSet.winning_mask`, every winning condition of the variant included). Rule-based agents
+This module owns the hand analysis that players compute from their own information only, the
+readable view (API.md ``view()``) plus the variant's rule fields: unseen counts, shanten (向听数)
+after each discard and after each claim, acceptance (有效牌: unseen tiles that would lower the
+shanten), winning tiles with their unseen counts, and the danger of each discard against
+players who have declared ready (听) and may win on it. Rule-based agents
 (`agents.heuristic`) decide with it; `analysis_planes` writes the same answers as feature
-planes, for the env option ``analysis_features=True`` and for networks trained on them. Every
-entry point also takes a ``view()`` dict with its variant's name and rule fields (an agent's
-``info["view"]``, ``info["variant"]``, ``info["config"]``), read with `SeatView.from_dict`.
+planes, for the env option ``analysis_features=True`` and for networks trained on them.
 
-Everything is derived from the seat's view, so it can reveal nothing the player may not see.
-
-Two questions the rule sets do not answer yet are answered here by marked adapters
-(``# ADAPTER``): how far a hand is from the variant's extra winning conditions (Changchun's C9,
-`changchun_penalty`, applied where a closed hand's waits are not all winning tiles,
-``RuleSet.closed_waits_win``), and whether a ready player may win on a discard (C3; X9's
-``allow_discard_win``); and `RuleSet.winning_mask` is asked through a one-seat stand-in table,
-since it reads only the seat's melds from the game.
+Everything is derived from the view, so it can reveal nothing the player may not see.
 
 Analysis planes (``ANALYSIS_CHANNELS``, ``(len(ANALYSIS_CHANNELS), 34)`` float32), columns are
 tile kinds unless a row says otherwise:
@@ -59,13 +48,9 @@ import numpy as np
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.hotpath import MELD_CHOW, MELD_PONG
-from mahjong_env.engine.state import Meld, MeldKind
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
 from mahjong_env.observation import Piece
-from mahjong_env.rules.base import RuleSet
-from mahjong_env.seat_view import MeldView, SeatView
-from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS
+from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS, parse_tiles
 
 __all__ = [
     "ANALYSIS_CHANNELS",
@@ -76,7 +61,6 @@ __all__ = [
     "changchun_penalty",
     "decision_candidates",
     "discard_danger",
-    "seat_view_of",
     "unseen_counts",
 ]
 
@@ -98,6 +82,7 @@ ANALYSIS_PIECES = tuple(Piece(name, 1, 2.0) for name in ANALYSIS_CHANNELS)
 """The analysis rows as `mahjong_env.observation.observation_layout` pieces (values in [0, 2])."""
 
 _IS_YAOJIU = tuple(t in TERMINALS_AND_HONORS for t in range(NUM_KINDS))  # 幺九 (C9)
+_DRAGONS = (31, 32, 33)
 # tie-break order of discards: honors (0), then terminals (0), then towards the middle
 CENTRALITY = tuple(0 if t >= 27 else min(t % 9, 8 - t % 9) for t in range(NUM_KINDS))
 # danger of an unsafe suited discard by rank: terminals, 2/8, the middle (a ready hand waits
@@ -105,39 +90,39 @@ CENTRALITY = tuple(0 if t >= 27 else min(t % 9, 8 - t % 9) for t in range(NUM_KI
 _SUITED_DANGER = tuple(0.7 if t % 9 in (0, 8) else 0.85 if t % 9 in (1, 7) else 1.0 for t in range(27))
 _HONOR_DANGER = (0.0, 0.3, 0.5, 0.6, 0.6)  # by unseen copies: none unseen, nobody can wait on it
 
-ViewLike = SeatView | Mapping[str, Any]
-"""A `SeatView`, or a ``view()`` dict (read with its variant's name and rule fields)."""
 
-
-def seat_view_of(view: ViewLike, variant: str | None = None, config: Mapping[str, Any] | None = None) -> SeatView:
-    """``view`` as a `SeatView`: itself, or a ``view()`` dict read with `SeatView.from_dict`
-    (``variant`` and ``config`` as in an agent's ``info``)."""
-    if isinstance(view, SeatView):
-        return view
-    return SeatView.from_dict(view, variant, config)
-
-
-def unseen_counts(view: ViewLike) -> list[int]:
+def unseen_counts(view: Mapping[str, Any]) -> list[int]:
     """Copies of each kind the player cannot see: 4 minus its own hand, every shown meld
     tile, every river and the bao once it has seen it (RULES.md R13)."""
-    return seat_view_of(view).unseen()
+    seen = [0] * NUM_KINDS
+    for t in parse_tiles(view["hand"] or ""):
+        seen[t] += 1
+    for melds in view["melds"]:
+        for meld in melds:
+            for t in parse_tiles(meld["tiles"] or ""):
+                seen[t] += 1
+    for river in view["discards"]:
+        for name in river:
+            seen[parse_tiles(name)[0]] += 1
+    if view.get("bao"):
+        seen[parse_tiles(view["bao"])[0]] += 1
+    return [max(0, 4 - n) for n in seen]
 
 
-def discard_danger(view: ViewLike, unseen: Sequence[int] | None = None) -> list[float]:
+def discard_danger(view: Mapping[str, Any], unseen: Sequence[int] | None = None) -> list[float]:
     """Per kind, the danger of discarding it: summed over the other ready players (not 相公),
     0 for a kind discarded by anyone after that player's declaration (it would have won on it:
     its winning tiles are fixed, R8, C7) and otherwise a weight by the kind (honors by their
-    unseen copies, suited tiles by rank). Uses the public discard ``history``."""
-    sv = seat_view_of(view)
-    seat = sv.seat
-    unseen = sv.unseen() if unseen is None else unseen
+    unseen copies, suited tiles by rank). Uses the view's public discard ``history``."""
+    seat = view["seat"]
+    unseen = unseen_counts(view) if unseen is None else unseen
     danger = [0.0] * NUM_KINDS
-    history = sv.history
+    history = view.get("history") or []
     for r in range(4):
-        if r == seat or not sv.ready[r] or sv.xianggong[r]:
+        if r == seat or not view["ready"][r] or view["xianggong"][r]:
             continue
         declared = max((i for i, entry in enumerate(history) if entry[0] == r and entry[3]), default=-1)
-        safe = {entry[1] for entry in history[declared + 1 :]}
+        safe = {parse_tiles(entry[1])[0] for entry in history[declared + 1 :]}
         for t in range(NUM_KINDS):
             if t not in safe:
                 danger[t] += _HONOR_DANGER[unseen[t]] if t >= 27 else _SUITED_DANGER[t]
@@ -145,40 +130,35 @@ def discard_danger(view: ViewLike, unseen: Sequence[int] | None = None) -> list[
 
 
 class MeldSummary:
-    """What one's melds contribute to the C9 estimate (`changchun_penalty`), and the melds
-    themselves for the rule set's predicates (``melds``: engine `Meld` records; a hypothetical
-    meld of `plus` is one more record of its tiles)."""
+    """What one's melds contribute to the Changchun conditions (C9) and to 空听 (R8)."""
 
-    __slots__ = ("count", "melds", "suits", "triplet", "yaojiu")
+    __slots__ = ("count", "suits", "tiles", "triplet", "yaojiu")
 
-    def __init__(self, melds: Sequence[MeldView] = ()) -> None:
+    def __init__(self, melds: Sequence[Mapping[str, Any]] = ()) -> None:
         self.count = len(melds)
-        self.melds: tuple[Meld, ...] = tuple(m.engine_meld() for m in melds)
+        self.tiles = [0] * NUM_KINDS
         self.suits = 0
         self.yaojiu = False
         self.triplet = False
         for meld in melds:
-            if meld.kind is not MELD_CHOW:
+            if meld["kind"] != "chow":
                 self.triplet = True
-            for t in meld.tiles or ():
+            for t in parse_tiles(meld["tiles"] or ""):
+                self.tiles[t] += 1
                 if t < 27:
                     self.suits |= 1 << (t // 9)
                 self.yaojiu |= _IS_YAOJIU[t]
 
-    def plus(
-        self, tiles: tuple[int, ...], triplet: bool, new_meld: bool = True, kind: MeldKind | None = None
-    ) -> MeldSummary:
-        """A copy with ``tiles`` added: one more meld, or tiles added to a meld (kongs).
-        ``kind`` is the kind the rule set sees them as (default: a pong's where ``triplet``,
-        else a chow's; a concealed kong's tiles count as concealed for C9's 手把一)."""
+    def plus(self, tiles: tuple[int, ...], triplet: bool, new_meld: bool = True) -> MeldSummary:
+        """A copy with ``tiles`` added: one more meld, or tiles added to a meld (kongs)."""
         other = MeldSummary()
         other.count = self.count + new_meld
-        kind = kind if kind is not None else MELD_PONG if triplet else MELD_CHOW
-        other.melds = self.melds + (Meld(kind, list(tiles), min(tiles), None),)
+        other.tiles = list(self.tiles)
         other.suits = self.suits
         other.yaojiu = self.yaojiu
         other.triplet = self.triplet or triplet
         for t in tiles:
+            other.tiles[t] += 1
             if t < 27:
                 other.suits |= 1 << (t // 9)
             other.yaojiu |= _IS_YAOJIU[t]
@@ -200,49 +180,6 @@ def changchun_penalty(counts: Sequence[int], melds: MeldSummary) -> float:
     return penalty
 
 
-# ---------------------------------------------------------------------- ADAPTER (issue 25)
-# Questions the rule set does not answer yet; each is one function to replace by the rule
-# set's own answer once it has one.
-
-
-def _condition_steps_apply(rules: RuleSet) -> bool:
-    """ADAPTER: whether the variant has winning conditions beyond the hand's shape, so that
-    `changchun_penalty` (C9's estimate) counts in the effective shanten. Stands in for a rule-set
-    predicate "steps this hand lacks for my extra winning conditions" (``RuleSet.condition_steps``)."""
-    return not rules.closed_waits_win
-
-
-def _discard_wins(rules: RuleSet) -> bool:
-    """ADAPTER: whether a ready player may win on another's discard (C3 always; X9 with
-    ``allow_discard_win``). Stands in for a rule-set property (``RuleSet.discard_wins``)."""
-    return bool(getattr(rules.config, "allow_discard_win", True))
-
-
-class _OneSeat:
-    """ADAPTER: the one seat `RuleSet.winning_mask` reads (its melds), for a hypothetical hand;
-    stands in for a pure rule-set predicate ``RuleSet.waits(melds, counts)``."""
-
-    __slots__ = ("melds",)
-
-    def __init__(self, melds: Sequence[Meld]) -> None:
-        self.melds = melds
-
-
-class _OneSeatTable:
-    __slots__ = ("seats",)
-
-    def __init__(self, melds: Sequence[Meld]) -> None:
-        self.seats = (_OneSeat(melds),)
-
-
-def _winning_mask(rules: RuleSet, melds: Sequence[Meld], counts: Sequence[int]) -> int:
-    """ADAPTER: the rule set's winning kinds of the 3n+1 ``counts`` beside ``melds``."""
-    return rules.winning_mask(_OneSeatTable(melds), 0, counts)  # type: ignore[arg-type]
-
-
-# ----------------------------------------------------------------------
-
-
 def connection(counts: Sequence[int], tile: int) -> int:
     """Copies held of ``tile``'s neighbours (itself and suited tiles within two ranks)."""
     return sum(counts[u] for u in NEAR[tile])
@@ -260,27 +197,27 @@ def claim_tiles(action_offset: int, tile: int) -> tuple[int, ...]:
 
 
 class PlayerAnalysis:
-    """One decision's hand analysis from the player's `SeatView` (or a ``view()`` dict with its
-    ``variant`` and rule fields ``config``, `seat_view_of`) and the rule set it carries."""
+    """One decision's hand analysis from the player's view and the variant's rule fields."""
 
-    def __init__(self, view: ViewLike, variant: str | None = None, config: Mapping[str, Any] | None = None) -> None:
-        sv = seat_view_of(view, variant, config)
-        rules = sv.rules
-        seat = sv.seat
-        if rules is None or seat is None or sv.counts is None:
-            raise ValueError("PlayerAnalysis needs one seat's view and its rules: pass the variant's name with a dict")
-        self.view = sv
-        self.rules = rules
-        self.config = rules.config
-        self.seven_pairs = rules.allows_seven_pairs
-        self.discard_wins = _discard_wins(rules)  # ADAPTER
-        self.condition_steps = _condition_steps_apply(rules)  # ADAPTER: C9's estimate counts
-        self.counts = list(sv.counts)
-        self.melds = MeldSummary(sv.melds[seat])
-        self.ready = bool(sv.ready[seat])
-        claim = sv.claim
-        self.claim_tile = claim.tile if claim is not None else None
-        self.unseen = sv.unseen()
+    def __init__(self, view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None = None) -> None:
+        seat = view["seat"]
+        config = config or {}
+        self.config = config
+        self.view = view
+        self.variant = variant
+        self.changchun = variant == "changchun"
+        # X3 allows seven pairs by default; Changchun only with allow_seven_pairs (C9)
+        self.seven_pairs = bool(config.get("allow_seven_pairs", not self.changchun))
+        # who may win on a discard: Changchun always (C3), Xinjiang with allow_discard_win (X9)
+        self.discard_wins = self.changchun or bool(config.get("allow_discard_win", False))
+        self.counts = [0] * NUM_KINDS
+        for t in parse_tiles(view["hand"] or ""):
+            self.counts[t] += 1
+        self.melds = MeldSummary(view["melds"][seat])
+        self.ready = bool(view["ready"][seat])
+        claim = view.get("claim")
+        self.claim_tile = parse_tiles(claim["tile"])[0] if claim else None
+        self.unseen = unseen_counts(view)
         self._danger: list[float] | None = None
 
     @property
@@ -293,9 +230,9 @@ class PlayerAnalysis:
     # ------------------------------------------------------------------ shanten
 
     def effective(self, counts: list[int], melds: MeldSummary) -> float:
-        """Shanten plus, where the variant has extra winning conditions, `changchun_penalty`."""
+        """Shanten plus, in Changchun, `changchun_penalty`."""
         shape = Shape(counts, melds.count, self.seven_pairs)
-        return shape.shanten + (changchun_penalty(counts, melds) if self.condition_steps else 0.0)
+        return shape.shanten + (changchun_penalty(counts, melds) if self.changchun else 0.0)
 
     def effective_after(self, tile: int, n: int, melds: MeldSummary) -> float:
         """Effective shanten with ``n`` copies of ``tile`` taken out of the hand."""
@@ -320,7 +257,7 @@ class PlayerAnalysis:
         scored = []
         for t in discards:
             e: float = shape.changed(t, -1)
-            if self.condition_steps:
+            if self.changchun:
                 counts[t] -= 1
                 e += changchun_penalty(counts, melds)
                 counts[t] += 1
@@ -352,9 +289,27 @@ class PlayerAnalysis:
     # ------------------------------------------------------------------ waits
 
     def waits(self, counts: list[int], melds: MeldSummary) -> int:
-        """Winning kinds of a 3n+1 hand beside ``melds``: the rule set's (R8, 空听 excluded,
-        every winning condition of the variant included)."""
-        return _winning_mask(self.rules, melds.melds, counts)
+        """Winning kinds of a 3n+1 hand (R8, without 空听; Changchun filtered by C9)."""
+        mask = hand.waits(counts)
+        if self.seven_pairs and melds.count == 0 and sum(counts) == 13:
+            mask |= hand.seven_pairs_waits(counts)
+        for t in hand.wait_kinds(mask):
+            if counts[t] + melds.tiles[t] >= 4 or (self.changchun and not self._changchun_wins(counts, melds, t)):
+                mask &= ~(1 << t)
+        return mask
+
+    @staticmethod
+    def _changchun_wins(counts: list[int], melds: MeldSummary, tile: int) -> bool:
+        counts[tile] += 1
+        try:
+            # a complete hand holds a pair, so a penalty of 1 or more means a suit or 幺九 is missing
+            if changchun_penalty(counts, melds) >= 1.0:
+                return False
+            if sum(counts) == 14 and hand.is_seven_pairs(counts):
+                return True  # C9: conditions 1 and 2 apply to seven pairs, 3 does not
+            return melds.triplet or any(d.triplets or d.pair in _DRAGONS for d in hand.decompositions(counts))
+        finally:
+            counts[tile] -= 1
 
     def live_waits(self, discard: int) -> int:
         """Unseen winning tiles after ``ready discard``."""
@@ -399,7 +354,7 @@ class PlayerAnalysis:
         if offset == 1:
             counts = list(self.counts)
             counts[tile] -= 3
-            melds = self.melds.plus((tile,) * 4, True, kind=MeldKind.KONG)
+            melds = self.melds.plus((tile,) * 4, True)
             return self.effective(counts, melds), self.acceptance(counts, melds)
         used = claim_tiles(offset, tile)
         counts = list(self.counts)
@@ -412,15 +367,14 @@ class PlayerAnalysis:
 
 
 def analysis_planes(
-    view: ViewLike,
-    variant: str | None = None,
+    view: Mapping[str, Any],
+    variant: str,
     config: Mapping[str, Any] | None = None,
     mask: np.ndarray | None = None,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The analysis planes of the module docstring for the player whose ``view`` this is (a
-    `SeatView`, or a view dict with its ``variant`` and ``config``); ``mask`` (the action mask)
-    tells which claims are open. Writes into ``out`` if given."""
+    """The analysis planes of the module docstring for the player whose ``view`` this is;
+    ``mask`` (the action mask) tells which claims are open. Writes into ``out`` if given."""
     if out is None:
         out = np.zeros((len(ANALYSIS_CHANNELS), NUM_KINDS), np.float32)
     else:
@@ -475,7 +429,7 @@ def analysis_planes(
 
 
 def decision_candidates(
-    view: ViewLike, variant: str | None, config: Mapping[str, Any] | None, mask: np.ndarray
+    view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None, mask: np.ndarray
 ) -> list[int]:
     """The few actions worth comparing at this decision, from the player's own information;
     empty where one action is clearly right or the choice is routine (then a policy decides).

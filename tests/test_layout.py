@@ -1,14 +1,7 @@
 """The package layout the README's Layout section describes: the core at the top level of
 ``mahjong_env`` (with ``hand/``, ``engine/`` and ``rules/``), the framework adapters in
 ``adapters/`` and the tools in ``tools/``, each layer importing only the layers below it, and
-nothing in ``mahjong_env`` importing ``agents`` or ``training`` (nor ``agents`` importing
-``training``). Inside the core, each module imports only its own level or the ones below
-(`CORE_LEVELS`: the tiles and the hand analysis, the engine and the rule sets, what one seat
-knows, its encodings, the analysis a player makes of it). Imports inside functions count.
-
-Outside ``rules/``, the variant registry and the env pages, no code names a variant: no
-comparison with a variant's name and no hand-written list of them (`variant_names()` lists
-them, and the rule set answers every variant question).
+nothing in ``mahjong_env`` importing ``agents`` or ``training``. Imports inside functions count.
 """
 
 from __future__ import annotations
@@ -23,23 +16,8 @@ import mahjong_env
 PACKAGE = Path(mahjong_env.__file__).parent
 
 CORE_MODULES = {
-    "tiles",
-    "actions",
-    "wall",
-    "visibility",
-    "seat_view",
-    "observation",
-    "view",
-    "features",
-    "variants",
+    "tiles", "actions", "wall", "visibility", "observation", "view", "features", "variants",
 }
-CORE_LEVELS = (
-    {"variants", "tiles", "actions", "wall", "hand"},  # the registry, notation, the wall, pure hand analysis
-    {"engine", "rules"},  # the table mechanics and the rule sets, which answer the engine's questions
-    {"seat_view", "visibility"},  # what one seat knows (R13)
-    {"observation", "view"},  # its encodings: the observation planes, the view dict
-    {"features"},  # what a player works out from it
-)
 CORE_PACKAGES = {"hand", "engine", "rules"}
 PAGES = {"__init__", "xinjiang_v0", "changchun_v0"}  # the PettingZoo entry points
 NATIVE = {"_native"}  # which core modules run compiled (mahjong_env._native)
@@ -104,78 +82,3 @@ def test_the_adapters_import_no_tool(path):
 def test_the_env_package_never_imports_agents_or_training(path):
     names = imported_modules(path)
     assert not reaches(names, "agents") | reaches(names, "training")
-
-
-def core_level(name: str) -> int | None:
-    """The `CORE_LEVELS` index of the core module or package ``mahjong_env.<name>...``."""
-    top = name.split(".")[1] if name.startswith("mahjong_env.") else None
-    return next((i for i, level in enumerate(CORE_LEVELS) if top in level), None)
-
-
-def test_the_core_levels_name_every_core_module():
-    assert set().union(*CORE_LEVELS) == CORE_MODULES | CORE_PACKAGES
-
-
-@pytest.mark.parametrize("path", core_files(), ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_a_core_module_imports_no_level_above_its_own(path):
-    own = core_level("mahjong_env." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts))
-    assert own is not None
-    above = {name for name in reaches(imported_modules(path), "mahjong_env") if (core_level(name) or 0) > own}
-    assert not above, f"{path.name} imports {sorted(above)}, above its level {own} (tests/test_layout.py CORE_LEVELS)"
-
-
-@pytest.mark.parametrize("path", sorted((PACKAGE.parent / "agents").rglob("*.py")), ids=lambda path: path.name)
-def test_the_agents_never_import_training(path):
-    assert not reaches(imported_modules(path), "training")
-
-
-VARIANT_NAMES = {"xinjiang", "changchun", "xinjiang_v0", "changchun_v0"}
-NAMING_ALLOWED = {"variants", *PAGES}  # the registry and the pages (top-level modules of mahjong_env)
-NAMING_PENDING = {
-    "mahjong_env/tools/cli.py": "``--variant`` choices",
-    "agents/tournament/config.py": "VARIANTS",
-    "agents/bench.py": "``--variant`` choices and the list of both",
-}
-"""Files (owned by other work) that still list the variants by hand, to move to `variant_names()`."""
-
-
-def variant_naming(path: Path) -> list[str]:
-    """Where the file compares with a variant's name or lists variants by hand (line: code)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = []
-    for node in ast.walk(tree):
-        named = []
-        if isinstance(node, ast.Compare):
-            named = [n for n in (node.left, *node.comparators) if isinstance(n, ast.Constant)]
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            named = [n for n in node.elts if isinstance(n, ast.Constant)]
-            if sum(n.value in VARIANT_NAMES for n in named) < 2:
-                named = []
-        if any(n.value in VARIANT_NAMES for n in named):
-            found.append(f"{node.lineno}: {ast.unparse(node)}")
-    return found
-
-
-def naming_files() -> list[Path]:
-    root = PACKAGE.parent
-    files = sorted(PACKAGE.rglob("*.py")) + sorted((root / "agents").rglob("*.py"))
-    return [
-        p
-        for p in files
-        if not (p.parent == PACKAGE and p.stem in NAMING_ALLOWED)
-        and "rules" not in p.relative_to(root).parts
-        and str(p.relative_to(root)) not in NAMING_PENDING
-    ]
-
-
-@pytest.mark.parametrize("path", naming_files(), ids=lambda path: str(path.relative_to(PACKAGE.parent)))
-def test_no_code_outside_the_rules_names_a_variant(path):
-    assert not variant_naming(path), "ask the rule set, or list the variants with mahjong_env.variants.variant_names()"
-
-
-def test_the_variant_naming_check_finds_a_comparison_and_a_list(tmp_path):
-    probe = tmp_path / "probe.py"
-    probe.write_text('ok = variant == "changchun"\nboth = ("xinjiang", "changchun")\nfine = "changchun"\n')
-    assert [line.split(":")[0] for line in variant_naming(probe)] == ["1", "2"]
-    pending = [PACKAGE.parent / name for name in NAMING_PENDING]
-    assert all(variant_naming(path) for path in pending), "a pending file is clean: drop it from NAMING_PENDING"

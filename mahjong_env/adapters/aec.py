@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -29,37 +28,19 @@ from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
 from mahjong_env.observation import ObservationEncoder, encode_state, observation_box, state_box
 from mahjong_env.rules.base import make_config
 from mahjong_env.rules.xinjiang import MAX_SILVER
-from mahjong_env.seat_view import SeatView, seat_view, sees_decider
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
 from mahjong_env.variants import get_variant
-from mahjong_env.view import render_text
+from mahjong_env.view import render_text, table_view
+from mahjong_env.visibility import sees_decider
 from mahjong_env.wall import first_dealer, shuffled_deal
 
-__all__ = [
-    "MahjongEnv",
-    "action_int",
-    "build_table",
-    "make_env_factory",
-    "validate_deal",
-    "validate_dice",
-    "validate_silver",
-]
+__all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "validate_dice", "validate_silver"]
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _SEAT = {name: i for i, name in enumerate(AGENTS)}
 _A0, _A1, _A2, _A3 = AGENTS
 _RESET_KEYS = {"dealer", "hands", "wall", "dice", "silver"}
 _OVER = Phase.OVER  # a module constant: an enum member read costs ~90 ns on Python 3.11
-
-
-def build_table(variant: str | type, rule_overrides: Mapping[str, Any], num_hands: int = 1) -> Game:
-    """A `Game` of ``num_hands`` hands under the rules of ``variant`` (a variant's name, as
-    `mahjong_env.variants.get_variant` takes it, or a ``raw_env`` class) with ``rule_overrides``
-    (rule fields and ``profile``, checked by `mahjong_env.rules.base.make_config`: a bad one
-    raises ValueError); its ``rules.config`` holds the resolved fields."""
-    raw_cls: Any = get_variant(variant).raw_env if isinstance(variant, str) else variant
-    config = make_config(raw_cls.config_class, rule_overrides)
-    return Game(raw_cls.rules_class(config), num_hands)
 
 
 def validate_deal(hands: Any, wall: Any, dealer: int | None) -> tuple[list[list[int]], list[int], int]:
@@ -222,9 +203,8 @@ class MahjongEnv(AECEnv):
             render_seat = int(render_seat)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        self.game = build_table(type(self), rule_overrides, num_hands)
-        self.rules = self.game.rules
-        self.config = self.rules.config
+        self.config = make_config(self.config_class, rule_overrides)
+        self.rules = self.rules_class(self.config)
         self.render_mode = render_mode
         self.render_seat = render_seat
         self.num_hands = num_hands
@@ -241,6 +221,7 @@ class MahjongEnv(AECEnv):
         self.action_spaces = {a: self._action_space for a in AGENTS}
         self.observation_spaces = {a: self._observation_space for a in AGENTS}
         self.state_space = state_box()
+        self.game = Game(self.rules, num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self.analysis_features = analysis_features
         """Append `mahjong_env.features.ANALYSIS_CHANNELS` to every observation (from the player's view)."""
@@ -408,12 +389,14 @@ class MahjongEnv(AECEnv):
         return np.frombuffer(mask, np.int8)  # a writable array over this call's own bytearray
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        encoder = self._encoder
-        view = encoder.view(self.game, _SEAT[agent])
-        obs = encoder.write(view)
+        seat = _SEAT[agent]
+        obs = self._encoder.observation(self.game, seat)
         mask = self.action_mask(agent)
         if self.analysis_features:  # computed from the player's own view only (R13)
-            obs = np.concatenate([obs, analysis_planes(view, mask=mask)])
+            extra = analysis_planes(
+                self.view(agent), get_variant(self.metadata["name"]).name, self.config.to_dict(), mask
+            )
+            obs = np.concatenate([obs, extra])
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self, agent: str) -> list[str]:
@@ -432,12 +415,7 @@ class MahjongEnv(AECEnv):
         ``"phase": "turn"``, ``"claim": None`` and no ``to_move`` (RULES.md R13: whether anybody
         is asked depends on hidden tiles, and such a state is never one in which the others act).
         """
-        return self.seat_view(agent).to_dict()
-
-    def seat_view(self, agent: str) -> SeatView:
-        """What ``agent`` knows now, typed (`mahjong_env.seat_view.SeatView`): the one source
-        of its observation, `view` and agent ``info`` (R13)."""
-        return seat_view(self.game, _SEAT[agent], self._encoder.memory)
+        return table_view(self.game, _SEAT[agent], self.config.concealed_kong_visible)
 
     def render_view(self, agent: str) -> str:
         return render_text(self.view(agent), self.metadata["name"])
@@ -456,7 +434,7 @@ class MahjongEnv(AECEnv):
             )
             return None
         if self.render_seat is None:
-            view = seat_view(self.game, None, self._encoder.memory).to_dict()
+            view = table_view(self.game, None, True)
         else:
             view = self.view(AGENTS[self.render_seat])
         if self.render_mode == "rgb_array":

@@ -28,15 +28,12 @@ episode ``reset(seed=episode_seed(seed, i, k))``: same dealer, walls, dice, obse
 masks, rewards and results for the same actions. `episode_seed` hashes ``(seed, i, k)``
 through ``numpy.random.SeedSequence`` so that neighbouring base seeds share no episodes.
 
-`VectorMahjong.seat_views` gives the movers' `mahjong_env.seat_view.SeatView` (what each may
-know, typed), `VectorMahjong.decision_infos` the ``info`` each would get from the AEC env
-(`mahjong_env.seat_view.decision_info`) and `VectorMahjong.views` their readable views (API.md
-``view()``), for rule-based agents; `VectorMahjong.states` the privileged ``state()`` arrays for
-centralised critics. The observations are written from the same `SeatView` objects.
+`VectorMahjong.views` gives the movers' readable views (API.md ``view()``) for rule-based
+agents and `VectorMahjong.states` the privileged ``state()`` arrays for centralised critics.
 
 The arrays returned by `reset`/`step` are the env's own buffers, overwritten by the next
 call: copy what you keep (a rollout buffer's ``buf[t] = obs`` does). Observations are
-written straight into them by `mahjong_env.observation.write_batch` (one numpy call per kind
+encoded straight into them by `mahjong_env.observation.encode_batch` (one numpy call per kind
 of row for the whole batch) and the masks are set with one indexed write.
 """
 
@@ -48,11 +45,12 @@ from typing import Any
 import numpy as np
 
 from mahjong_env import actions as A
-from mahjong_env.adapters.aec import build_table
+from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
-from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_state, write_batch
-from mahjong_env.seat_view import SeatView, decision_info, seat_view
+from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_batch, encode_state
+from mahjong_env.rules.base import make_config
 from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.view import table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
 __all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "variant_class", "seat_advantages"]
@@ -133,9 +131,8 @@ class VectorMahjong:
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.variant = raw_cls.metadata["name"]
-        self.games = [build_table(raw_cls, rule_overrides, self.num_hands) for _ in range(n)]
-        self.rules = self.games[0].rules
-        self.config = self.rules.config
+        self.config = make_config(raw_cls.config_class, rule_overrides)
+        self.rules = raw_cls.rules_class(self.config)
         self.num_envs = n
         self.seed = int(seed)
         self.record = bool(record)
@@ -143,9 +140,8 @@ class VectorMahjong:
         self.env_ids = list(range(n)) if env_ids is None else [int(i) for i in env_ids]
         if len(self.env_ids) != n:
             raise ValueError(f"env_ids must name {n} games, got {len(self.env_ids)}")
+        self.games = [Game(self.rules, self.num_hands) for _ in range(n)]
         self.encoders = [ObservationEncoder(self.config.concealed_kong_visible) for _ in range(n)]
-        self._views: list[SeatView] = []  # the movers' views the observations were written from
-        self._views_at: list[tuple[Any, int]] = []  # each game's action log and its length then
         self.episodes = [0] * n
         self.episode_seeds = [0] * n
         self._silver = self.rules.starting_silver
@@ -194,10 +190,7 @@ class VectorMahjong:
     def _write_observations(self) -> None:
         games = self.games
         actors = [game.actor for game in games]
-        views = [encoder.view(game, seat) for encoder, game, seat in zip(self.encoders, games, actors)]
-        write_batch(self.encoders, views, self.obs)
-        self._views = views
-        self._views_at = [(game.log, len(game.log)) for game in games]
+        encode_batch(self.encoders, games, actors, self.obs)
         mask = bytearray(len(games) * A.NUM_ACTIONS)  # set item by item, then one copy into the rows
         offset = 0
         for game in games:
@@ -255,30 +248,12 @@ class VectorMahjong:
             self._start_episode(i)
         return info
 
-    def seat_views(self, indices: Sequence[int] | None = None) -> list[SeatView]:
-        """The `SeatView` of each listed game's player to move (all games when ``indices`` is
-        None): the views the current observations were written from."""
-        ids = range(self.num_envs) if indices is None else [int(i) for i in indices]
-        out = []
-        for i in ids:
-            game = self.games[i]
-            log, steps = self._views_at[i] if i < len(self._views_at) else (None, -1)
-            if game.log is log and len(log) == steps:
-                out.append(self._views[i])
-            else:  # the game moved outside `step` and `reset`
-                out.append(seat_view(game, game.actor, self.encoders[i].memory))
-        return out
-
-    def decision_infos(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
-        """The ``info`` each listed game's player to move would get from the AEC env
-        (`mahjong_env.seat_view.decision_info`: its view, the variant, the rule fields, its
-        `SeatView`), for agents that read it."""
-        return [decision_info(view) for view in self.seat_views(indices)]
-
     def views(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
         """The readable view (API.md ``view()``) of each listed game's player to move, for
         rule-based agents; all games when ``indices`` is None."""
-        return [view.to_dict() for view in self.seat_views(indices)]
+        ids = range(self.num_envs) if indices is None else [int(i) for i in indices]
+        visible = self.config.concealed_kong_visible
+        return [table_view(self.games[i], self.games[i].actor, visible) for i in ids]
 
     def states(self, indices: Sequence[int] | None = None) -> np.ndarray:
         """The privileged global state (API.md ``state()``) of each listed game, ``(k, STATE_SIZE)``;

@@ -64,7 +64,6 @@ __all__ = [
     "bench_parallel",
     "bench_rlcard",
     "profile_breakdown",
-    "warm_up",
 ]
 
 SECTIONS = "abcdr"
@@ -346,13 +345,8 @@ def _print_profile(variant: str, prof: dict[str, Any]) -> None:
         print(f"    {row['own_us_per_decision']:6.2f} us  {row['calls_per_decision']:5.2f} calls  {row['function']}")
 
 
-def warm_up(variant: str, hands: int) -> None:
-    """Play ``hands`` raw-engine hands of ``variant`` (seed 10**6 on), so that the lazily
-    filled hand-analysis tables are in their steady state before anything is timed."""
+def _warm_up(variant: str, hands: int) -> None:
     bench_engine(variant, hands, seed=10**6)
-
-
-_warm_up = warm_up  # the name `mahjong_env.tools.bench_compare` still calls
 
 
 def _print_table(report: dict[str, Any]) -> None:
@@ -480,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or int(info["cores"] or 1)
     report: dict[str, Any] = {"machine": info, "args": vars(args), "variants": {v: {} for v in variants}}
     for variant in variants:
-        warm_up(variant, args.warmup_hands)
+        _warm_up(variant, args.warmup_hands)
     # section by section, so that section a runs before PyTorch is imported (peak memory)
     for section in args.sections:
         for variant in variants:
