@@ -91,3 +91,25 @@ def test_the_masking_module_never_picks_an_illegal_action():
     assert module.compute_values(dict(batch)).shape == (2,)
     with pytest.raises(ValueError, match="Dict observation space"):
         ActionMaskingPPOModule(observation_space=space["observations"], action_space=gym.spaces.Discrete(5))
+
+
+def test_the_example_samples_in_ray_env_runners_that_are_restarted_when_they_fail():
+    from training.rllib_example import build_config
+
+    config = build_config("changchun", 400, env_runners=2)
+    assert config.num_env_runners == 2 and config.restart_failed_env_runners
+    assert build_config("changchun", 400).num_env_runners == 0  # the default samples in the driver
+
+
+def test_the_example_joins_ray_address_and_says_in_one_line_when_nothing_answers(tmp_path, monkeypatch, capsys):
+    from training.rllib_example import main
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing answers on port 1 of this machine
+    with pytest.raises(SystemExit) as exit_:
+        main(["--checkpoint", str(tmp_path / "ckpt"), "--env-runners", "2"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("error: cannot join the Ray cluster at 127.0.0.1:1 (RAY_ADDRESS): nothing answers")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--checkpoint", str(tmp_path / "ckpt"), "--env-runners", "-1"])
+    assert exit_.value.code == 2 and "--env-runners" in capsys.readouterr().err

@@ -263,6 +263,36 @@ def test_a_killed_worker_hand_is_played_again(tmp_path, monkeypatch):
     assert stored(tmp_path / "die.sqlite") == stored(tmp_path / "clean.sqlite")
 
 
+def test_a_hand_whose_ray_worker_dies_is_played_again_counted_and_the_same(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("MAHJONG_TOURNAMENT_DIE_ONCE", str(tmp_path / "died"))  # set before Ray starts its workers
+    argv = ["--variant", "changchun", "--agents", f"die={TESTING}:DieOnceAgent", "rand=random", "--deals", "2",
+            "--seed", "11", "--isolate", "none", "--quiet", "--no-report"]  # fmt: skip
+    assert main([*argv, "--backend", "ray", "--workers", "2", "--db", str(tmp_path / "ray.sqlite")]) == 0
+    out, err = capsys.readouterr()
+    assert (tmp_path / "died").exists()
+    assert re.search(r"deal \d seating \d is played again: its worker on .+ died", err), err
+    assert "played again: 1 hand(s), after their node or worker was lost" in out
+    monkeypatch.delenv("MAHJONG_TOURNAMENT_DIE_ONCE")
+    assert main([*argv, "--workers", "0", "--db", str(tmp_path / "local.sqlite")]) == 0
+    assert stored(tmp_path / "ray.sqlite") == stored(tmp_path / "local.sqlite")
+
+
+def test_an_unreachable_ray_address_ends_the_run_in_one_line(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing answers on port 1 of this machine
+    argv = ["--variant", "changchun", "--agents", "random", "heuristic", "--deals", "1", "--backend", "ray",
+            "--quiet", "--db", str(tmp_path / "t.sqlite")]  # fmt: skip
+    started = time.monotonic()
+    assert main(argv) == 1
+    assert time.monotonic() - started < 30  # not Ray's minutes of retries
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("mahjong-tournament: error: cannot join the Ray cluster at 127.0.0.1:1 (RAY_ADDRESS)")
+    assert "num_cpus" not in lines[0] and "--resume" in lines[0]
+
+
 # ---------------------------------------------------------------------- statistics
 
 

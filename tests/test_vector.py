@@ -223,3 +223,28 @@ def test_ray_backend_smoke() -> None:
         _assert_same(got, expected)
     finally:
         ray.shutdown()
+
+
+@pytest.mark.parametrize("variant", ["xinjiang", "changchun"])
+def test_restore_rebuilds_every_game_from_its_episode_and_actions(variant: str) -> None:
+    rng = np.random.default_rng(2)
+    originals = [VectorMahjong(variant, 4, seed=6, num_hands=2) for _ in range(2)]  # one per rebuilt copy
+    for venv in originals:
+        venv.reset()
+    episodes, actions = [0] * 4, [[] for _ in range(4)]
+    for _ in range(300):  # some games end episodes on the way: their actions start again
+        acts = random_actions(rng, originals[0].masks)
+        dones = originals[0].step(acts)[4].copy()
+        originals[1].step(acts)
+        for i in range(4):
+            episodes[i], actions[i] = (episodes[i] + 1, []) if dones[i] else (episodes[i], [*actions[i], int(acts[i])])
+    assert any(episodes) and all(actions)
+    with ParallelVectorMahjong(variant, 4, num_workers=2, seed=6, num_hands=2) as workers:
+        for original, rebuilt in zip(originals, (VectorMahjong(variant, 4, seed=6, num_hands=2), workers)):
+            rebuilt.reset()
+            for got, want in zip(rebuilt.restore(episodes, actions), (original.obs, original.masks, original.seats)):
+                np.testing.assert_array_equal(got, want)
+            assert rebuilt.views() == original.views()
+            for _ in range(60):  # and they go on alike
+                acts = random_actions(rng, original.masks)
+                _assert_same([rebuilt.step(acts)], [original.step(acts)])

@@ -20,6 +20,20 @@ that stays near its behaviour-cloning start); ``gate_deals`` > 0 plays the final
 ``--init`` policy 1-vs-3 against the heuristic on the same deals (`training.duplicate`) and
 writes the final checkpoint to ``save_path`` only if it scores higher.
 
+Resuming. After every update the run directory gets ``resume.pt``: the networks, the optimiser,
+the games (each one's episode and actions so far), seatings, opponent pool and every random
+generator (`training.rollout.SelfPlayRunner.state_dict`). ``--resume RUN_DIR`` continues the run
+from its last finished update with its stored settings and gives the results of an uninterrupted
+run (the same network, bit for bit on the same device); only where it runs may change
+(``--backend``, ``--ray-address``, ``--rollout-workers``, ``--progress``).
+
+On Ray (``--backend ray --rollout-workers N``: N actors, one CPU each, spread over the nodes of
+the cluster of ``--ray-address`` or ``RAY_ADDRESS``, else of a local Ray; `agents.cluster`), the
+code is shipped to every node and each node is checked before the actors start. A node lost in
+the middle of an update costs that update's rollout: its actors are restarted on other nodes and
+the rollout is played again from its start, with the same results. A lost head ends the run with
+one line that gives the ``--resume`` command.
+
 ``--central-critic`` replaces the value head by `agents.network.StateCritic` on the env's
 privileged ``state()`` (every concealed hand and the wall) plus the deciding seat; it is used
 only for training targets and never enters the checkpoint's policy.
@@ -27,6 +41,8 @@ only for training targets and never enters the checkpoint's policy.
     python -m training.ppo --variant changchun --total-steps 20000
     python -m training.ppo --variant changchun --init runs/changchun_bc.pt --gate-deals 750 \
         --save-path runs/changchun_ppo.pt
+    python -m training.ppo --backend ray --ray-address 10.0.0.1:6379 --rollout-workers 16 --num-envs 256
+    python -m training.ppo --resume runs/changchun__ppo__1__1700000000
 
 ``--init`` takes a checkpoint of `training.bc` trained with ``--no-analysis`` (the batched games
 encode the plain observation, not the analysis planes); an advantage head in it (BC trains one
@@ -48,6 +64,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import random
 import time
 from dataclasses import dataclass
@@ -58,6 +75,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.cluster import CPU_WAIT, Cluster, ClusterError, connect, exiting
 from agents.network import (
     PolicyNetwork,
     StateCritic,
@@ -83,6 +101,7 @@ from training.rollout import OpponentPool, Rollout, SelfPlayRunner
 
 __all__ = [
     "REWARD_SCALE",
+    "RESUME_FILE",
     "Args",
     "check_args",
     "even_minibatches",
@@ -96,6 +115,11 @@ log = logging.getLogger(__spec__.name if __spec__ else __name__)  # not __main__
 
 REWARD_SCALE = {"xinjiang": 0.5, "changchun": 1.0 / 16.0}
 """Default reward scale per variant: about one over the spread of a seat's points per hand."""
+RESUME_FILE = "resume.pt"
+"""The state after the last finished update, in the run directory (module docstring)."""
+_WHERE = ("backend", "ray_address", "rollout_workers", "progress", "resume")
+"""The settings a resumed run takes from its command line: where it runs, not what it computes."""
+_NODE_NEEDS = ("numpy", "gymnasium", "pettingzoo", "mahjong_env.adapters.workers")
 
 
 def even_minibatches(order: torch.Tensor, count: int) -> list[torch.Tensor]:
@@ -160,7 +184,14 @@ class Args:
     rollout_workers: int = 0
     """processes stepping the games (mahjong_env.adapters.workers.ParallelVectorMahjong); 0: in this process"""
     backend: str = "local"
-    """where rollout workers run: local (processes, shared memory) or ray (Ray actors)"""
+    """where rollout workers run: local (processes, shared memory) or ray (Ray actors, one CPU each; a lost node's
+    actors are restarted elsewhere and the update's rollout played again)"""
+    ray_address: str | None = None
+    """with --backend ray, the Ray cluster to join, host:port of its head (default: $RAY_ADDRESS, else a local Ray;
+    auto: the cluster ray start runs on this machine); the code is shipped to its nodes (docs/cluster.md)"""
+    resume: str | None = None
+    """continue the run in this run directory from its last finished update, with its stored settings (results as
+    if uninterrupted); --backend, --ray-address, --rollout-workers and --progress may differ"""
     learning_rate: float = 1e-4
     """Adam learning rate"""
     anneal_lr: bool = False
@@ -231,9 +262,40 @@ class Args:
     """show a progress bar of the decisions played (only when stderr is a terminal)"""
 
 
+def _load_resume(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / RESUME_FILE
+    if not path.is_file():
+        where = "is not a folder" if not Path(run_dir).is_dir() else f"holds no {RESUME_FILE} (no update finished)"
+        raise InputError(f"--resume {str(run_dir)!r} {where}: start the run again")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # a damaged or foreign file
+        raise InputError(f"--resume: {path} cannot be read ({type(error).__name__}: {error})") from None
+
+
+def resumed_args(args: Args) -> Args:
+    """The settings of the run ``args.resume`` continues: the stored ones, with where it runs
+    (`_WHERE`) from ``args``; `InputError` when ``args`` asks for anything else that differs."""
+    stored = Args(**_load_resume(args.resume)["args"])  # type: ignore[arg-type]
+    defaults = Args()
+    for field in dataclasses.fields(Args):
+        given, kept = getattr(args, field.name), getattr(stored, field.name)
+        if field.name not in _WHERE and given != getattr(defaults, field.name) and given != kept:
+            flag = "--" + field.name.replace("_", "-")
+            raise InputError(
+                f"--resume continues the run as it was started: {flag} {given} differs from its {kept}; leave it out"
+            )
+    return dataclasses.replace(stored, **{name: getattr(args, name) for name in _WHERE})
+
+
 def check_args(args: Args) -> None:
     """Everything that can be checked before anything is created: the flag values (ValueError
-    naming the flag), then ``--init`` (`load_init`) and the checkpoint's folder (`InputError`)."""
+    naming the flag), then ``--init`` (`load_init`) and the checkpoint's folder (`InputError`);
+    with ``--resume``, the stored settings (`resumed_args`)."""
+    _check_settings(resumed_args(args) if args.resume is not None else args)
+
+
+def _check_settings(args: Args) -> None:
     require(args.variant in REWARD_SCALE, f"--variant must be xinjiang or changchun, got {args.variant!r}")
     require(args.total_steps >= 1, f"--total-steps must be a positive int, got {args.total_steps}")
     require(args.num_envs >= 1 and args.num_steps >= 1, "--num-envs and --num-steps must be positive ints")
@@ -244,6 +306,11 @@ def check_args(args: Args) -> None:
     )
     require(args.rollout_workers >= 0, f"--rollout-workers must be >= 0, got {args.rollout_workers}")
     require(args.backend in ("local", "ray"), f"--backend must be local or ray, got {args.backend!r}")
+    require(
+        args.backend != "ray" or args.rollout_workers >= 1,
+        "--backend ray needs --rollout-workers N (N Ray actors step the games)",
+    )
+    require(args.ray_address is None or args.backend == "ray", "--ray-address needs --backend ray")
     require(args.learning_rate > 0, f"--learning-rate must be positive, got {args.learning_rate}")
     require(0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "--gamma must be in (0, 1], --gae-lambda in [0, 1]")
     require(args.num_minibatches >= 1 and args.update_epochs >= 1, "--num-minibatches and --update-epochs must be >= 1")
@@ -262,10 +329,19 @@ def check_args(args: Args) -> None:
 
 
 def train(args: Args) -> Path:
-    """Run PPO; returns the final checkpoint's path."""
+    """Run PPO (or continue the run of ``args.resume``); returns the final checkpoint's path."""
     check_args(args)
+    resumed: dict[str, Any] | None = None
+    if args.resume is not None:
+        resumed = _load_resume(args.resume)
+        args = resumed_args(args)
+        run_dir = Path(args.resume)
     reward_scale = args.reward_scale if args.reward_scale is not None else REWARD_SCALE[args.variant]
-    run_dir = new_run_dir(args.out_dir, args.variant, args.exp_name, args.seed)
+    cluster = _connect(args) if args.backend == "ray" else None  # before the run directory: a bad address leaves none
+    if resumed is None:
+        run_dir = new_run_dir(args.out_dir, args.variant, args.exp_name, args.seed)
+    if cluster is not None:
+        _exit_on_head_loss(cluster, args, run_dir)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -273,8 +349,11 @@ def train(args: Args) -> Path:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
+    if resumed is not None:
+        (run_dir / "metrics.csv").unlink(missing_ok=True)  # written again below, up to the resumed update
     logger = MetricLogger(run_dir, tensorboard=args.tensorboard)
-    logger.add_text("hyperparameters", json.dumps(dataclasses.asdict(args), indent=1))
+    if resumed is None:
+        logger.add_text("hyperparameters", json.dumps(dataclasses.asdict(args), indent=1))
 
     # network (and centralised critic)
     anchor = None
@@ -309,6 +388,7 @@ def train(args: Args) -> Path:
     )
     pool.add_snapshot(network)
     runner = SelfPlayRunner(args.variant, args.num_envs, args.seed, pool, args.rollout_workers, args.backend)
+    runner.restore_timeout = CPU_WAIT
     rollout = Rollout(args.num_steps, args.num_envs, central_critic=args.central_critic)
     batch_rows = args.num_envs * args.num_steps
     num_updates = max(1, args.total_steps // batch_rows)
@@ -317,8 +397,26 @@ def train(args: Args) -> Path:
     learner_steps = 0
     start = time.time()
     recent: list[dict] = []
+    first = 1
+    if resumed is not None:  # everything as the last finished update left it
+        network.load_state_dict(resumed["network"])
+        if critic is not None:
+            critic.load_state_dict(resumed["critic"])
+        optimizer.load_state_dict(resumed["optimizer"])
+        runner.load_state_dict(resumed["runner"], network)
+        np.random.set_state(tuple(resumed["numpy_rng"]))  # type: ignore[arg-type]
+        random.setstate(tuple(resumed["python_rng"]))  # type: ignore[arg-type]
+        global_step, learner_steps, recent = resumed["global_step"], resumed["learner_steps"], resumed["recent"]
+        start -= resumed["seconds"]
+        first = resumed["update"] + 1
+        writer, logger.writer = logger.writer, None  # TensorBoard has these already
+        for tag, step, value in sorted((t, st, v) for t, points in resumed["history"].items() for st, v in points):
+            logger.scalar(tag, value, step)
+        logger.writer = writer
+        log.info("resuming %s after update %d of %d", run_dir, first - 1, num_updates)
     bar = progress_bar(num_updates * batch_rows, f"ppo {args.variant}", args.progress, unit="dec")
-    for update in range(1, num_updates + 1):
+    bar.update((first - 1) * batch_rows)
+    for update in range(first, num_updates + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - 0.9 * (update - 1.0) / num_updates) * args.learning_rate
 
@@ -430,8 +528,28 @@ def train(args: Args) -> Path:
         bar.update(batch_rows)
         bar.set_postfix(ret_vs_h=f"{np.mean(vs_heuristic):+.2f}" if vs_heuristic else "-", kl=f"{approx_kl.item():.3f}")
         recent = recent[-200:]
+        _save_resume(
+            run_dir,
+            {
+                "args": dataclasses.asdict(dataclasses.replace(args, resume=None)),
+                "update": update,
+                "network": network.state_dict(),
+                "critic": critic.state_dict() if critic is not None else None,
+                "optimizer": optimizer.state_dict(),
+                "runner": runner.state_dict(),
+                "numpy_rng": _plain(np.random.get_state()),
+                "python_rng": random.getstate(),
+                "global_step": global_step,
+                "learner_steps": learner_steps,
+                "recent": recent,
+                "history": logger.history,
+                "seconds": time.time() - start,
+            },
+        )
     bar.close()
     runner.close()
+    if cluster is not None:
+        cluster.close()
 
     # checkpoint, evaluation, curve
     save_path = Path(args.save_path) if args.save_path else run_dir / "ppo.pt"
@@ -493,9 +611,57 @@ def train(args: Args) -> Path:
     return save_path
 
 
+def _connect(args: Args) -> Cluster:
+    """Join or start Ray for the rollout actors (`agents.cluster.connect`), check the nodes and
+    wait for their CPUs."""
+    import training
+
+    cluster = connect(args.ray_address, num_cpus=args.rollout_workers, modules=[training])
+    if cluster.joined:
+        cluster.check_nodes(_NODE_NEEDS)
+    cluster.wait_for_cpus(args.rollout_workers, f"{args.rollout_workers} rollout workers")
+    return cluster
+
+
+def _exit_on_head_loss(cluster: Cluster, args: Args, run_dir: Path) -> None:
+    """A lost head ends the process with one line and the ``--resume`` command."""
+    address = f" --ray-address {args.ray_address}" if args.ray_address else ""
+
+    def then() -> str:
+        if not (run_dir / RESUME_FILE).exists():
+            return "no update had finished: start the run again"
+        return f"continue with: python -m training.ppo --resume {run_dir} --backend ray{address}"
+
+    cluster.on_head_lost(exiting("python -m training.ppo", then))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy arrays as lists (``torch.load(weights_only=True)`` reads it)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _save_resume(run_dir: Path, state: dict[str, Any]) -> None:
+    """Write `RESUME_FILE` whole or not at all (a run stopped while writing keeps the previous)."""
+    path = run_dir / RESUME_FILE
+    partial = path.with_name(path.name + ".partial")
+    torch.save(state, partial)
+    os.replace(partial, path)
+
+
+def _run(args: Args) -> Path:
+    try:
+        return train(args)
+    except ClusterError as error:  # one line, exit status 1, as every user error at run time
+        raise InputError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> Path:
     """The command line: the final checkpoint's path on stdout."""
-    return script_main("python -m training.ppo", Args, check_args, train, argv)
+    return script_main("python -m training.ppo", Args, check_args, _run, argv)
 
 
 if __name__ == "__main__":

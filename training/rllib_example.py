@@ -22,6 +22,13 @@ stderr. PyTorch, OpenMP and BLAS use one thread (set before they load, also for 
 on a small machine more threads only contend (80–109 s per iteration with the defaults on 2
 cores, about 8 s with one thread). Needs the ``ray`` extra: ``pip install -e '.[ray]'``.
 
+Where it runs. ``--env-runners N`` samples episodes in N Ray actors (one CPU each; 0, the
+default, samples in this process). They run on the cluster of ``--ray-address`` or
+``RAY_ADDRESS`` (`agents.cluster.connect`: the packages are shipped to every node and each node
+is checked first), else on a local Ray with N + 1 CPUs (at least 2). An env runner lost with its
+node is restarted by RLlib (``restart_failed_env_runners``); a lost head ends the command with
+one line.
+
 No deprecation notice: the config uses RLlib's current API throughout. RLlib 2.x's own
 ``RLModule.__init__`` still builds its deprecated ``RLModuleConfig`` for every module, whatever
 the caller passes, and logs that it did; `train` filters exactly that one record out of the
@@ -50,7 +57,8 @@ import numpy as np  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
 
-from training.cli import prepare_output, progress_bar, require, script_main  # noqa: E402
+from agents.cluster import ClusterError, connect, exiting  # noqa: E402
+from training.cli import InputError, prepare_output, progress_bar, require, script_main  # noqa: E402
 
 __all__ = [
     "LEARNER",
@@ -110,8 +118,12 @@ def _policy(agent_id: str, *args: Any, **kwargs: Any) -> str:
     return LEARNER if agent_id == LEARNER_SEAT else OPPONENT
 
 
-def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256) -> Any:
-    """A PPO config: the trained ``learner`` in seat 0, the fixed ``opponent`` in the others."""
+_NODE_NEEDS = ("torch", "pettingzoo", "ray.rllib", "training.rllib_module")
+
+
+def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256, env_runners: int = 0) -> Any:
+    """A PPO config: the trained ``learner`` in seat 0, the fixed ``opponent`` in the others;
+    episodes sampled by ``env_runners`` Ray actors (0: in the driver), restarted when they fail."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -134,7 +146,8 @@ def build_config(variant: str, train_batch_size: int = 2000, hidden: int = 256) 
                 }
             )
         )
-        .env_runners(num_env_runners=0)
+        .env_runners(num_env_runners=env_runners)
+        .fault_tolerance(restart_failed_env_runners=True)
         .training(train_batch_size=train_batch_size, minibatch_size=min(256, train_batch_size), num_epochs=2)
     )
 
@@ -174,23 +187,40 @@ def train(
     train_batch_size: int = 2000,
     checkpoint: str | Path | None = None,
     progress: bool = False,
+    ray_address: str | None = None,
+    env_runners: int = 0,
 ) -> list[dict[str, Any]]:
     """Run PPO for some iterations, logging the learner's return; save the algorithm to
-    ``checkpoint`` (if given) with ``mahjong_meta.json``. Returns RLlib's result dicts."""
-    import ray
+    ``checkpoint`` (if given) with ``mahjong_meta.json``. Returns RLlib's result dicts. Ray is
+    joined at ``ray_address`` (else ``RAY_ADDRESS``) or started here (module docstring)."""
     import torch
 
+    import training
+
     torch.set_num_threads(1)
-    if not ray.is_initialized():
-        ray.init(
-            num_cpus=2,
-            include_dashboard=False,
-            log_to_driver=False,
-            runtime_env={"env_vars": {name: "1" for name in _THREAD_VARIABLES}},
-        )
+    cluster = connect(ray_address, num_cpus=max(2, env_runners + 1), modules=[training])
+    try:
+        if cluster.joined:
+            cluster.check_nodes(_NODE_NEEDS)
+            cluster.on_head_lost(exiting("python -m training.rllib_example", lambda: "start it again"))
+        if env_runners:
+            cluster.wait_for_cpus(env_runners, f"{env_runners} env runners")
+        return _train(variant, iterations, train_batch_size, checkpoint, progress, env_runners)
+    finally:
+        cluster.close()
+
+
+def _train(
+    variant: str,
+    iterations: int,
+    train_batch_size: int,
+    checkpoint: str | Path | None,
+    progress: bool,
+    env_runners: int,
+) -> list[dict[str, Any]]:
     results = []
     with _without_rlmodule_config_notice():
-        algo = build_config(variant, train_batch_size).build_algo()
+        algo = build_config(variant, train_batch_size, env_runners=env_runners).build_algo()
         try:
             with progress_bar(iterations, f"rllib {variant}", progress, unit="iter") as bar:
                 for i in range(iterations):
@@ -230,6 +260,11 @@ class Args:
     """env steps per iteration"""
     checkpoint: str | None = None
     """folder to save the trained algorithm in (made before any work; default runs/rllib/VARIANT)"""
+    env_runners: int = 0
+    """Ray actors sampling episodes, one CPU each (0: sample in this process)"""
+    ray_address: str | None = None
+    """the Ray cluster to join, host:port of its head (default: $RAY_ADDRESS, else a local Ray; auto: the cluster
+    ray start runs on this machine); the code is shipped to its nodes (docs/cluster.md)"""
     progress: bool = True
     """show a progress bar of the iterations (only when stderr is a terminal)"""
 
@@ -242,11 +277,23 @@ def check_args(args: Args) -> None:
     """The flag values (ValueError naming the flag) and the checkpoint folder (`training.cli.InputError`)."""
     require(args.iterations >= 1, f"--iterations must be at least 1, got {args.iterations}")
     require(args.train_batch_size >= 1, f"--train-batch-size must be at least 1, got {args.train_batch_size}")
+    require(args.env_runners >= 0, f"--env-runners must be at least 0, got {args.env_runners}")
     prepare_output(_checkpoint(args) / "mahjong_meta.json", "--checkpoint")
 
 
 def _run(args: Args) -> Path:
-    train(args.variant, args.iterations, args.train_batch_size, _checkpoint(args), progress=args.progress)
+    try:
+        train(
+            args.variant,
+            args.iterations,
+            args.train_batch_size,
+            _checkpoint(args),
+            progress=args.progress,
+            ray_address=args.ray_address,
+            env_runners=args.env_runners,
+        )
+    except ClusterError as error:  # one line, exit status 1, as every user error at run time
+        raise InputError(str(error)) from None
     return _checkpoint(args).resolve()
 
 

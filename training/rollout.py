@@ -11,7 +11,12 @@ This module owns how training games are played; `training.ppo` owns what is lear
   Ray actors, `mahjong_env.adapters.workers.ParallelVectorMahjong`, with ``rollout_workers > 0``).
   Learner decisions of a step go through
   one forward pass; opponents act through the `agents.Agent` protocol and see only their own
-  observation and view (RULES.md R13).
+  observation and view (RULES.md R13). The runner keeps each game's episode and the actions
+  taken in it so far, so its whole state (`SelfPlayRunner.state_dict`: games, seatings, scores,
+  the pool, the random generators) can be saved and put back anywhere, the games rebuilt by
+  `VectorMahjong.restore`. On Ray, a rollout actor lost with its node is restarted elsewhere
+  (``max_restarts``) and `SelfPlayRunner.collect` plays the rollout again from its start, with
+  the same draws: the rollout is the one an uninterrupted run collects.
 - `Rollout`: the buffer of one collection, ``(num_steps, num_envs)`` rows; ``learner`` marks
   the rows the learner decided (only those are trained on). Rewards are credited to the
   deciding seat's decision by `mahjong_env.adapters.vector.RewardAccumulator` (raw points).
@@ -22,6 +27,9 @@ This module owns how training games are played; `training.ppo` owns what is lear
 from __future__ import annotations
 
 import copy
+import logging
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +37,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.cluster import ClusterError, last_line
 from agents.heuristic import HeuristicAgent
 from agents.network import PolicyNetwork, StateCritic, masked_logits
 from agents.random_agent import RandomAgent
@@ -42,7 +51,12 @@ from mahjong_env.variants import get_variant
 
 __all__ = ["OPPONENT_KINDS", "OpponentPool", "Rollout", "SelfPlayRunner", "decision_infos", "heuristic_dataset"]
 
+log = logging.getLogger(__name__)
+
 OPPONENT_KINDS = ("heuristic", "random", "snapshot", "self")
+RECOVERIES = 3
+"""Rollouts played again in one `SelfPlayRunner.collect` after lost Ray actors, before giving up
+(also how often Ray restarts each actor)."""
 
 
 def decision_infos(venv: VectorMahjong | ParallelVectorMahjong, rows: list[int]) -> list[dict[str, Any]]:
@@ -141,10 +155,16 @@ class SelfPlayRunner:
         backend: str = "local",
         **rule_overrides: Any,
     ) -> None:
+        self._lost: tuple[type[BaseException], ...] = ()  # what a lost Ray actor raises
         if rollout_workers > 0:  # the same games (same seeds) in worker processes or Ray actors
+            restarts = {"max_restarts": RECOVERIES} if backend == "ray" else {}
             self.venv: Any = ParallelVectorMahjong(
-                variant, num_envs, rollout_workers, seed=seed, backend=backend, **rule_overrides
+                variant, num_envs, rollout_workers, seed=seed, backend=backend, **restarts, **rule_overrides
             )
+            if backend == "ray":
+                from ray.exceptions import RayActorError
+
+                self._lost = (RayActorError,)
         else:
             self.venv = VectorMahjong(variant, num_envs, seed=seed, **rule_overrides)
         self.pool = pool
@@ -153,6 +173,12 @@ class SelfPlayRunner:
         self.tables = [pool.seating() for _ in range(num_envs)]
         self.scores = np.zeros((num_envs, 4))
         self.decisions = 0
+        self.episodes = [0] * num_envs
+        """Each game's episode (counting from 0, as `VectorMahjong.restore` takes it)."""
+        self.played: list[list[int]] = [[] for _ in range(num_envs)]
+        """Each game's actions in its current episode."""
+        self.restore_timeout: float | None = None
+        """Seconds to wait for a restarted Ray actor (None: as long as it takes)."""
 
     def collect(
         self,
@@ -162,7 +188,28 @@ class SelfPlayRunner:
         critic: StateCritic | None = None,
     ) -> list[dict[str, Any]]:
         """Play ``rollout.num_steps`` batched steps, filling ``rollout``; returns one dict per
-        finished game: ``{"kind", "returns": learner seats' points, "winner_is_learner"}``."""
+        finished game: ``{"kind", "returns": learner seats' points, "winner_is_learner"}``.
+        A Ray actor lost meanwhile is restarted and the rollout played again from its start
+        (module docstring), at most `RECOVERIES` times."""
+        start = self.state_dict() if self._lost else {}  # where to play again from (only Ray's actors get lost)
+        attempt = 0
+        while True:
+            try:
+                if attempt:
+                    self.load_state_dict(start, network)
+                return self._collect(network, rollout, device, critic)
+            except self._lost as error:
+                attempt += 1
+                if attempt > RECOVERIES:
+                    raise
+                log.warning(
+                    "a rollout worker was lost (%s): it is restarted and this rollout played again from its start",
+                    last_line(error)[:300],
+                )
+
+    def _collect(
+        self, network: PolicyNetwork, rollout: Rollout, device: torch.device, critic: StateCritic | None
+    ) -> list[dict[str, Any]]:
         venv, n = self.venv, self.venv.num_envs
         rollout.credit.start_rollout()
         finished: list[dict[str, Any]] = []
@@ -196,6 +243,8 @@ class SelfPlayRunner:
             self._opponents_act(np.flatnonzero(~learner), actions)
             obs, masks, seats, rewards, dones, infos = venv.step(actions)
             self.decisions += n
+            for i, action in enumerate(actions.tolist()):
+                self.played[i].append(action)
             rollout.credit.receive(rewards, dones)
             self.scores += rewards
             for i in np.flatnonzero(dones):
@@ -211,12 +260,107 @@ class SelfPlayRunner:
                 )
                 self.scores[i] = 0.0
                 self.tables[i] = self.pool.seating()
+                self.episodes[i] += 1
+                self.played[i] = []
             self.obs, self.masks, self.seats = obs.copy(), masks.copy(), seats.copy()
         return finished
 
     def close(self) -> None:
         """Stop the rollout workers, if any."""
         self.venv.close()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the next rollouts depend on, in plain values and tensors (``torch.save``
+        and ``torch.load(weights_only=True)`` take it): each game's episode and actions, the
+        seatings, scores, the pool (its generator, its snapshots' weights) and the generators of
+        the opponents and of torch (the learner's sampling)."""
+        pool = self.pool
+        frozen: list[TorchAgent] = []  # every snapshot in the pool or still seated, once
+
+        def ref(agent: Agent | None) -> str | int | None:
+            if agent is None:
+                return None
+            for kind, fixed in pool.fixed.items():
+                if agent is fixed:
+                    return kind
+            for k, known in enumerate(frozen):
+                if agent is known:
+                    return k
+            assert isinstance(agent, TorchAgent)
+            frozen.append(agent)
+            return len(frozen) - 1
+
+        return {
+            "episodes": list(self.episodes),
+            "played": [list(actions) for actions in self.played],
+            "pool_snapshots": [ref(agent) for agent in pool.snapshots],
+            "tables": [(kind, [ref(player) for player in players]) for kind, players in self.tables],
+            "snapshots": [
+                {"weights": {k: v.detach().clone() for k, v in a.network.state_dict().items()}, "rng": _rng(a)}
+                for a in frozen
+            ],
+            "scores": self.scores.tolist(),
+            "decisions": self.decisions,
+            "pool_rng": pool.rng.bit_generator.state,
+            "fixed_rngs": {kind: _rng(agent) for kind, agent in pool.fixed.items() if _rng(agent) is not None},
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any], network: PolicyNetwork) -> None:
+        """Put back a `state_dict`: the games are rebuilt where they were (by the workers, on
+        Ray after restarting any that was lost), the snapshots from their weights on a copy of
+        ``network`` (the learner, whose shape they share)."""
+        pool = self.pool
+        frozen = []
+        for entry in state["snapshots"]:
+            copy_ = copy.deepcopy(network).cpu().eval()
+            copy_.load_state_dict(entry["weights"])
+            agent = TorchAgent(copy_, device="cpu", greedy=True)
+            agent.rng.bit_generator.state = entry["rng"]
+            frozen.append(agent)
+
+        def agent(ref: str | int | None) -> Agent | None:
+            if ref is None:
+                return None
+            return pool.fixed[ref] if isinstance(ref, str) else frozen[ref]
+
+        pool.snapshots = [frozen[k] for k in state["pool_snapshots"]]
+        pool.rng.bit_generator.state = state["pool_rng"]
+        for kind, rng in state["fixed_rngs"].items():
+            pool.fixed[kind].rng.bit_generator.state = rng  # type: ignore[attr-defined]
+        self.tables = [(kind, [agent(ref) for ref in players]) for kind, players in state["tables"]]
+        self.scores = np.array(state["scores"], dtype=np.float64)
+        self.decisions = int(state["decisions"])
+        self.episodes = [int(e) for e in state["episodes"]]
+        self.played = [[int(a) for a in actions] for actions in state["played"]]
+        torch.set_rng_state(state["torch_rng"])
+        if self._lost:  # Ray actors
+            obs, masks, seats = self._restore_actors()
+        else:
+            obs, masks, seats = self.venv.restore(self.episodes, self.played)
+        self.obs, self.masks, self.seats = obs.copy(), masks.copy(), seats.copy()
+
+    def _restore_actors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`ParallelVectorMahjong.restore` on Ray, waiting (up to ``restore_timeout``) for actors
+        that are still restarting."""
+        from ray.exceptions import ActorUnavailableError, GetTimeoutError
+
+        limit = math.inf if self.restore_timeout is None else self.restore_timeout
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                left = None if self.restore_timeout is None else max(0.0, deadline - time.monotonic())
+                return self.venv.restore(self.episodes, self.played, timeout=left)
+            except ActorUnavailableError:  # restarting: ask again
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            except GetTimeoutError:
+                break
+        raise ClusterError(
+            f"no free CPU to restart a lost rollout worker in {limit:g} s: add a node (ray start --address ...) "
+            "or free one, then resume the run"
+        )
 
     def _opponents_act(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Fill ``actions`` for opponent rows; torch snapshots are batched per snapshot."""
@@ -236,6 +380,12 @@ class SelfPlayRunner:
             agent = self.tables[group[0]][1][self.seats[group[0]]]
             observations = [{"observation": self.obs[i], "action_mask": self.masks[i]} for i in group]
             actions[group] = agent.act_batch(observations)  # type: ignore[union-attr]
+
+
+def _rng(agent: Any) -> dict[str, Any] | None:
+    """The state of an agent's generator (``agent.rng``), None when it has none."""
+    rng = getattr(agent, "rng", None)
+    return rng.bit_generator.state if isinstance(rng, np.random.Generator) else None
 
 
 def heuristic_dataset(

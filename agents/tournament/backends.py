@@ -6,8 +6,14 @@ only the order in which results arrive differs, and the database is keyed by ``(
 - ``inline`` (``--workers 0``): in the calling process, one hand after another.
 - ``local`` (``--workers N``): N spawned worker processes, each fed one hand at a time over its
   own pipe, so the coordinator always knows which hand a worker is playing.
-- ``ray``: one Ray task per hand, ``ray.init(address=...)`` or a local Ray with N CPUs. Agent
-  modules must be importable on the Ray workers (installed, or shipped with Ray's ``runtime_env``).
+- ``ray``: one Ray task per hand, on the cluster of ``--ray-address`` or ``RAY_ADDRESS``, else
+  on a local Ray with N CPUs (`agents.cluster.connect`). On a cluster the job ships the packages
+  and every entrant's files (`shipping`); each node is checked before any hand goes there
+  (`agents.cluster.probe`: the modules the entrants need, the shipped files' SHA-256 against
+  the coordinator's; a node that fails gets no hands, with one warning line naming it and what it
+  lacks), and every task checks the files again where it runs. Each hand is sent to one node
+  (`_play_on_ray`); a hand whose node is lost, lacks something or whose worker dies is played
+  again on another node, never on one where it failed, and reported to ``on_replay``.
 
 A worker that dies while playing a hand (killed, out of memory, a crash in native code, or an
 in-process agent calling ``os._exit``) is replaced and the hand is played again with every
@@ -32,25 +38,32 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from agents.tournament import play
 from agents.tournament.play import Flight, play_hand
 from agents.tournament.schedule import Charge, HandTask
 
-__all__ = ["BACKENDS", "execute"]
+__all__ = ["BACKENDS", "execute", "shipping"]
+
+logger = logging.getLogger(__name__)
 
 BACKENDS = ("local", "ray")
 
 OnResult = Callable[[dict[str, Any]], None]
 OnFailure = Callable[[HandTask, int, str], None]
+OnReplay = Callable[[HandTask, str], None]
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -130,11 +143,22 @@ def execute(
     workers: int = 1,
     ray_address: str | None = None,
     max_attempts: int = 3,
+    entrants: dict[str, dict[str, Any]] | None = None,
+    on_replay: OnReplay | None = None,
+    on_head_lost: Callable[[str], None] | None = None,
 ) -> None:
-    """Play every task, calling ``on_result(hand)`` (in this process) as each hand finishes."""
+    """Play every task, calling ``on_result(hand)`` (in this process) as each hand finishes,
+    ``on_failure(task, attempts, error)`` for a hand given up and, on Ray, ``on_replay(task,
+    why)`` for a hand played again after its node or worker was lost, and ``on_head_lost(line)``
+    (from another thread) when the cluster's head stops answering (without it the run raises
+    `agents.cluster.ClusterError` when it notices). ``entrants``: their descriptions
+    (`agents.tournament.runner.validate`), for what a cluster ships (`shipping`)."""
     queue = _Tasks(tasks)
     if backend == "ray":
-        _run_ray(queue, on_result, on_failure, workers, ray_address, max_attempts)
+        replayed = on_replay or (lambda task, why: None)
+        _run_ray(
+            queue, on_result, on_failure, replayed, workers, ray_address, max_attempts, entrants or {}, on_head_lost
+        )
     elif workers == 0:
         try:
             while (task := queue.next()) is not None:
@@ -244,69 +268,244 @@ def _dispatch(worker: _Worker, queue: _Tasks) -> None:
 
 # ---------------------------------------------------------------------- Ray
 
+_REQUIREMENTS = ("numpy", "gymnasium", "pettingzoo", "agents.tournament.play")
+_KIND_REQUIREMENTS = {
+    "torch": ("torch",),
+    "sb3": ("torch", "stable_baselines3", "sb3_contrib"),
+    "rllib": ("torch", "ray.rllib", "training.rllib_module"),
+}
+_REFRESH = 5.0
+"""Seconds between looks for nodes that joined or left."""
 
-def _ray_play(task: HandTask) -> tuple[str, Any]:
+
+def _ray_play(task: HandTask, shipment: Any) -> tuple[str, Any]:
+    """A Ray task: the hand, with the entrants' files taken from this node's copy of the
+    shipment once their checksums match the coordinator's ("node" and the problems if not)."""
     _one_thread()
-    return _play_safely(task)
+    problems = shipment.problems()
+    if problems:
+        return "node", "; ".join(problems)
+    return _play_safely(dataclasses.replace(task, specs=tuple(shipment.localize(spec) for spec in task.specs)))
+
+
+def shipping(entrants: dict[str, dict[str, Any]]) -> tuple[list[tuple[str, str, str | None]], list[str], list[Any]]:
+    """What a tournament on a cluster ships and needs on every node, from the entrants of
+    `agents.tournament.runner.validate`: (files as `agents.cluster.Shipment.stage` takes them,
+    modules each node must import, packages to ship besides ``mahjong_env`` and ``agents``). A
+    user module's top-level package goes to the job's working dir, so it imports there as it
+    does from the coordinator's folder; every other source file goes to its own place."""
+    import importlib
+    import importlib.util
+
+    import agents
+
+    files: list[tuple[str, str, str | None]] = []
+    needs = list(_REQUIREMENTS)
+    packages: list[Any] = []
+    for entry in entrants.values():
+        parsed = agents.parse_spec(entry["spec"])
+        needs += [name for name in _KIND_REQUIREMENTS.get(parsed.kind, ()) if name not in needs]
+        if parsed.kind == "rllib" and not packages:
+            packages.append(importlib.import_module("training"))  # the RLModule class a checkpoint names
+        if parsed.kind == "module" and not agents.is_trusted(entry["spec"]):
+            top = parsed.target.split(".")[0]
+            found = importlib.util.find_spec(top)  # finds it without running it (the entrant may be isolated)
+            if found is not None and found.origin:
+                place = Path(found.origin).parent if found.submodule_search_locations else Path(found.origin)
+                files.append((str(place), agents.file_sha256(place), place.name))
+            continue
+        files += [(source["path"], source["sha256"], None) for source in entry.get("sources", [])]
+    return files, needs, packages
+
+
+class _Nodes:
+    """The cluster's nodes as the Ray backend sees them: checked (`agents.cluster.probe`)
+    before any hand goes there, usable, lost, or lacking something."""
+
+    def __init__(self, cluster: Any, needs: list[str]) -> None:
+        self.cluster, self.needs = cluster, needs
+        self.usable: dict[str, Any] = {}
+        self.unusable: dict[str, str] = {}  # node id -> why
+        self.lacking: set[str] = set()  # unusable because their check failed: that will not change
+        self.seen: dict[str, Any] = {}  # every node met, by id
+        self.probing: dict[Any, Any] = {}  # probe ref -> node
+        self.busy: collections.Counter[str] = collections.Counter()
+        self._looked = -math.inf
+        self._since = time.monotonic()  # since when no node has been usable
+
+    def refresh(self) -> None:
+        """Probe the nodes that joined, forget the ones that left (every `_REFRESH` seconds)."""
+        if time.monotonic() - self._looked < _REFRESH:
+            return
+        self._looked = time.monotonic()
+        alive = {node.id: node for node in self.cluster.nodes()}
+        self.seen.update(alive)
+        for node_id in [n for n in self.usable if n not in alive]:
+            self.lose(node_id, "it left the cluster")
+        probed = {node.id for node in self.probing.values()}
+        for node_id, node in alive.items():
+            if node_id not in self.usable and node_id not in self.unusable and node_id not in probed:
+                self.probing[self.cluster.start_probe(node, self.needs)] = node
+
+    def probed(self, ref: Any) -> None:
+        node = self.probing.pop(ref)
+        problem = self.cluster.probe_problem(node, ref)
+        if problem and not self.cluster.alive(node):  # it left meanwhile
+            self.unusable[node.id] = f"node {node.label} left the cluster"
+        elif problem:
+            self.unusable[node.id] = problem
+            self.lacking.add(node.id)
+            logger.warning("%s: no hands go there", problem)
+        else:
+            self.usable[node.id] = node
+
+    def lose(self, node_id: str, why: str, lacking: bool = False) -> None:
+        """No more hands for ``node_id``: it was lost, or (``lacking``) it lacks something."""
+        node = self.usable.pop(node_id, None)
+        if node is not None:
+            self.unusable[node_id] = f"node {node.label} {why}"
+            if lacking:
+                self.lacking.add(node_id)
+            logger.warning("node %s %s: no more hands go there", node.label, why)
+
+    def place(self, exclude: set[str]) -> Any:
+        """A usable node outside ``exclude`` with room for one more hand (the least busy), else None."""
+        free = [n for n in self.usable.values() if n.id not in exclude and self.busy[n.id] < 2 * max(1, int(n.cpus))]
+        return min(free, key=lambda n: self.busy[n.id] / n.cpus) if free else None
+
+    def check_stalled(self, running: bool) -> None:
+        """`ClusterError` when no node could take a hand for `CPU_WAIT` seconds, or at once when
+        every node was checked and lacks something."""
+        from agents.cluster import CPU_WAIT, ClusterError
+
+        if self.usable or running:
+            self._since = time.monotonic()
+            return
+        where = self.cluster.where
+        if self.unusable and set(self.unusable) == self.lacking and not self.probing:
+            raise ClusterError(f"no node of the Ray cluster {where} can play: " + "; ".join(self.unusable.values()))
+        if time.monotonic() - self._since <= CPU_WAIT:
+            return
+        if self.probing:
+            raise ClusterError(
+                f"no free CPU on any node of the Ray cluster {where} for {CPU_WAIT:g} s ({len(self.probing)} "
+                "waiting for one to be checked): free some, add a node (ray start --address ...) or wait until "
+                "other jobs finish"
+            )
+        gone = "; ".join(self.unusable.values()) or "no node with a CPU"
+        raise ClusterError(f"no node of the Ray cluster {where} could take a hand for {CPU_WAIT:g} s: {gone}")
 
 
 def _run_ray(
     queue: _Tasks,
     on_result: OnResult,
     on_failure: OnFailure,
+    on_replay: OnReplay,
     workers: int,
     address: str | None,
     max_attempts: int,
+    entrants: dict[str, dict[str, Any]],
+    on_head_lost: Callable[[str], None] | None,
 ) -> None:
+    from agents.cluster import connect
+
+    files, needs, packages = shipping(entrants)
+    cluster = connect(address, num_cpus=max(1, workers), modules=packages, files=files)
+    if on_head_lost is not None:
+        cluster.on_head_lost(on_head_lost)
     try:
-        import ray
-    except ImportError:
-        raise RuntimeError("the ray backend needs Ray: pip install -e '.[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-            ray.init(
-                num_cpus=max(1, workers),
-                include_dashboard=False,
-                log_to_driver=False,
-                runtime_env={"env_vars": {"PYTHONPATH": path, **{v: "1" for v in _THREAD_VARIABLES}}},
-            )
+        _play_on_ray(cluster, queue, on_result, on_failure, on_replay, max_attempts, needs)
+    finally:
+        cluster.close()
+
+
+def _play_on_ray(
+    cluster: Any,
+    queue: _Tasks,
+    on_result: OnResult,
+    on_failure: OnFailure,
+    on_replay: OnReplay,
+    max_attempts: int,
+    needs: list[str],
+) -> None:
+    """One Ray task per hand, each sent to a checked node with room (`_Nodes`). A hand whose
+    node was lost, or lacks something, or whose worker died, is played again on another node;
+    a hand is never sent again to a node where it failed (on a local Ray, its one node replays
+    a hand whose worker died). Crashed workers count against ``max_attempts``; lost nodes do not
+    (each can fail a hand only once)."""
+    import ray
+    from ray import exceptions as rex
+
+    from agents.cluster import ClusterError, last_line
+
     remote = ray.remote(num_cpus=1, max_retries=0)(_ray_play)
-    window = 2 * max(1, int(ray.available_resources().get("CPU", workers) or 1))
-    attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
-    running: dict[Any, HandTask] = {}
-    exhausted = False
+    nodes = _Nodes(cluster, needs)
+    attempts: collections.Counter[tuple[int, int]] = collections.Counter()
+    failed_on: dict[tuple[int, int], set[str]] = collections.defaultdict(set)
+    running: dict[Any, tuple[HandTask, str]] = {}
+    held: HandTask | None = None  # taken from the queue, waiting for a node with room
+    local = not cluster.joined
+
+    def replay(task: HandTask, node_id: str, why: str, crashed: bool) -> None:
+        key = task.key
+        if crashed:
+            attempts[key] += 1
+        if not local:
+            failed_on[key].add(node_id)
+        usable_left = [n for n in nodes.usable if n not in failed_on[key]]
+        if attempts[key] >= max_attempts or not usable_left:
+            more = "" if usable_left else " (no other node left to play it: --resume plays it again)"
+            on_failure(task, max(1, attempts[key]), f"{why}{more}")
+            return
+        on_replay(task, why)
+        queue.again(_isolated(task) if crashed else task)
+
     try:
-        while not exhausted or running:
-            while not exhausted and len(running) < window:
-                task = queue.next()
-                if task is None:
-                    exhausted = True
-                else:
-                    running[remote.remote(task)] = task
-            if not running:
-                break
-            done, _ = ray.wait(list(running), num_returns=1)
+        while True:
+            lost = cluster.head_lost
+            if lost:
+                raise ClusterError(lost)
+            nodes.refresh()
+            while (task := held if held is not None else queue.next()) is not None:
+                held = None
+                node = nodes.place(failed_on.get(task.key, set()))
+                if node is None:
+                    held = task
+                    break
+                running[remote.options(**cluster.pin(node)).remote(task, cluster.shipment)] = (task, node.id)
+                nodes.busy[node.id] += 1
+            if held is None and not running:  # the schedule and the hands to play again are all done
+                return
+            nodes.check_stalled(bool(running))
+            done, _ = ray.wait([*running, *nodes.probing], num_returns=1, timeout=1.0)
             for ref in done:
-                task = running.pop(ref)
+                if ref in nodes.probing:
+                    nodes.probed(ref)
+                    continue
+                task, node_id = running.pop(ref)
+                nodes.busy[node_id] -= 1
+                label = nodes.seen[node_id].label
                 try:
                     status, value = ray.get(ref)
-                except ray.exceptions.RayError as error:
-                    attempts[task.key] += 1
-                    if attempts[task.key] < max_attempts:
-                        running[remote.remote(_isolated(task))] = task
-                    else:
-                        on_failure(task, attempts[task.key], f"Ray task failed on every attempt: {error}")
+                except (rex.NodeDiedError, rex.TaskUnschedulableError):
+                    nodes.lose(node_id, "was lost")
+                    replay(task, node_id, f"the node {label} playing it was lost", crashed=False)
                     continue
-                if status == "ok":
+                except rex.RayTaskError as error:  # the task could not even start: the node lacks something
+                    nodes.lose(node_id, f"cannot play: {last_line(error)}", lacking=True)
+                    replay(task, node_id, f"the node {label} cannot play: {last_line(error)}", crashed=False)
+                    continue
+                except rex.RayError as error:  # the worker died (an agent ending it, memory)
+                    replay(task, node_id, f"its worker on {label} died: {last_line(error)}", crashed=True)
+                    continue
+                if status == "node":
+                    nodes.lose(node_id, value, lacking=True)
+                    replay(task, node_id, f"the node {label} {value}", crashed=False)
+                elif status == "ok":
                     on_result(value)
                 else:
-                    on_failure(task, 1, value)
+                    on_failure(task, attempts[task.key] + 1, value)
     finally:
-        for ref in running:
-            ray.cancel(ref, force=True)
-        if started_here:
-            ray.shutdown()
+        if not cluster.head_lost:
+            for ref in [*running, *nodes.probing]:
+                ray.cancel(ref, force=True)

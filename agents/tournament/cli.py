@@ -7,6 +7,11 @@ missing extras, progress without tqdm, deprecations, an interruption) go through
 The report folder is ``--report``, else the one stored with the tournament (a resumed run
 writes where the first run did), else next to the database (``DB-report/`` beside a ``--db``,
 ``report/`` in the default run folder).
+
+With ``--backend ray`` (docs/cluster.md), hands played again after a lost node or worker are
+warnings and counted after the leaderboard; a problem with the cluster (it cannot be joined, no
+free CPU, its head lost) ends the command with one line and exit status 1, giving the command
+that continues the tournament.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.cluster import ClusterError
 from agents.tournament.backends import BACKENDS
 from agents.tournament.config import (
     FORMATS,
@@ -172,8 +178,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time limit for building an isolated agent (not counted against --move-timeout; default 300)",
     )
-    run.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or Ray")
-    run.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to join (default: start a local Ray)")
+    run.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local processes (default) or Ray: a cluster's nodes, or a local Ray with --workers CPUs",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --backend ray, the Ray cluster to join, host:port of its head (default: $RAY_ADDRESS, else a "
+        "local Ray; 'auto': the cluster ray start runs on this machine). The packages and the entrants' files are "
+        "shipped to its nodes (docs/cluster.md)",
+    )
     run.add_argument(
         "--max-attempts",
         type=bounded(int, 1, _MAX_ATTEMPTS),
@@ -328,6 +345,7 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     db: Path | None = None
     config: TournamentConfig | None = None
+    replays: list[tuple[int, int]] = []
     try:
         _check_args(args)
         given = _given_fields(args)
@@ -351,12 +369,14 @@ def _run(argv: list[str]) -> int:
             ray_address=args.ray_address,
             progress=not args.quiet,
             max_attempts=args.max_attempts,
+            on_replay=lambda task, why: replays.append(task.key),
+            on_head_lost=lambda message: _lost_head(args, db, config, message),
             isolate=args.isolate,
             load_timeout=args.load_timeout,
             allow_variant_mismatch=args.allow_variant_mismatch,
             report_dir=report_dir if args.report or not args.resume else None,
         )
-        print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl))
+        print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl, len(replays)))
         if "seed" not in given and not args.resume:
             print(
                 f"seed: {config.seed}, drawn at random and secret until now "
@@ -364,6 +384,9 @@ def _run(argv: list[str]) -> int:
             )
     except (TournamentError, ValueError) as error:
         parser.exit(2, f"mahjong-tournament: error: {error}\n")
+    except ClusterError as error:
+        print(_cluster_error(args, db, config, str(error)), file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt:
         if db is not None and db.exists():
             logger.warning(
@@ -371,6 +394,21 @@ def _run(argv: list[str]) -> int:
             )
         return 130
     return 0 if not summary.failures else 1
+
+
+def _cluster_error(args: argparse.Namespace, db: Path | None, config: TournamentConfig | None, message: str) -> str:
+    """The one line a failure of the Ray cluster ends the command with, and how to continue."""
+    then = ""
+    if db is not None and db.exists():
+        then = f"; finished hands are stored, continue with: {resume_command(args, db, config)}"
+    return f"mahjong-tournament: error: {message}{then}"
+
+
+def _lost_head(args: argparse.Namespace, db: Path, config: TournamentConfig, message: str) -> None:
+    """When the Ray head is lost (from the thread that watches it): the one line, and exit 1
+    at once (Ray's calls in the main thread would wait a minute; every hand is committed)."""
+    print(_cluster_error(args, db, config, message), file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 def resume_command(args: argparse.Namespace, db: Path, config: TournamentConfig | None = None) -> str:
@@ -407,11 +445,17 @@ def _report_dir(args: argparse.Namespace, db: Path) -> Path:
     return db.with_name(db.stem + "-report") if args.db else db.parent / "report"
 
 
-def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None) -> str:
-    """Write the report and the export; the leaderboard and where things went, as text."""
+def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None, replays: int = 0) -> str:
+    """Write the report and the export; the leaderboard, the hands played again (``replays``:
+    their node or worker was lost) and where things went, as text."""
     from agents.tournament.report import leaderboard_text, write_report
 
     lines = [leaderboard_text(summary)]
+    if replays:
+        lines.append(
+            f"\nplayed again: {replays} hand(s), after their node or worker was lost (the warnings above say "
+            "which and why); the results are those of the replays"
+        )
     with ResultStore(db) as store:
         if report_dir is not None:
             page = write_report(summary, store, report_dir)

@@ -221,6 +221,8 @@ def run_tournament(
     progress: bool = False,
     max_attempts: int = 3,
     on_hand: Callable[[dict[str, Any]], None] | None = None,
+    on_replay: Callable[[HandTask, str], None] | None = None,
+    on_head_lost: Callable[[str], None] | None = None,
     isolate: str = "auto",
     load_timeout: float = 300.0,
     allow_variant_mismatch: bool = False,
@@ -231,7 +233,14 @@ def run_tournament(
     entrants run in their own process (``auto``: those not of this package, ``all``, ``none``);
     ``load_timeout``: seconds to build an isolated agent. ``report_dir``, if given, is stored
     as the tournament's report folder (`ResultStore.report_dir`: where a resumed run reports).
-    Without tqdm, ``progress`` lines go to this module's logger (INFO)."""
+    Without tqdm, ``progress`` lines go to this module's logger (INFO).
+
+    ``backend="ray"`` joins the cluster at ``ray_address`` (else ``RAY_ADDRESS``) or starts a
+    local Ray (`agents.cluster`). A hand played again because its node or worker was lost is
+    logged as a warning and passed to ``on_replay(task, why)``; ``on_head_lost(line)`` is
+    called from another thread when the cluster's head stops answering. What goes wrong with
+    the cluster itself raises `agents.cluster.ClusterError` (one line); finished hands stay
+    stored and ``--resume`` continues."""
     if backend not in BACKENDS:
         raise TournamentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if isolate not in ISOLATION:
@@ -272,8 +281,15 @@ def run_tournament(
             store.add_failure(task.deal, task.seating, attempts, error)
             bar.update(1)
 
+        def replayed(task: HandTask, why: str) -> None:
+            logger.warning("deal %d seating %d is played again: %s", task.deal, task.seating, why)
+            if on_replay is not None:
+                on_replay(task, why)
+
         try:
-            execute(todo, stored_hand, failed, backend, workers, ray_address, max_attempts)
+            execute(
+                todo, stored_hand, failed, backend, workers, ray_address, max_attempts, entrants, replayed, on_head_lost
+            )
         finally:
             bar.close()
         return _summary(config, store, Path(db))

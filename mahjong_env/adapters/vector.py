@@ -187,6 +187,37 @@ class VectorMahjong:
         self._write_observations()
         return self.obs, self.masks, self.seats
 
+    def restore(
+        self, episodes: Sequence[int], actions: Sequence[Sequence[int]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Put every game back where a run left it: game ``i`` in its ``episodes[i]``-th episode
+        (counting auto-resets, as `episode_seed`), after ``actions[i]``, every action `step` took
+        in that episode so far. A runner that keeps these can rebuild its games anywhere (a
+        restarted worker, a resumed run) and gets the same observations, rewards and results
+        from there on. Returns ``(obs, masks, seats)`` as `reset`."""
+        if len(episodes) != self.num_envs or len(actions) != self.num_envs:
+            raise ValueError(f"restore needs an episode and a list of actions for each of the {self.num_envs} games")
+        scratch = np.zeros((1, *_OBS_SHAPE), np.float32)
+        for i, (episode, played) in enumerate(zip(episodes, actions)):
+            self.episodes[i] = int(episode)
+            self.encoders[i] = encoder = ObservationEncoder(self.config.concealed_kong_visible)
+            self._start_episode(i)
+            game = self.games[i]
+            for a in played:
+                encode_batch([encoder], [game], [game.actor], scratch)  # the encoder follows every step, as in `step`
+                if a in game.legal_actions():
+                    game.step(int(a))
+                else:
+                    game.penalize(game.actor, int(a))
+                if game.phase == _OVER:
+                    game.end_of_step()
+                    if game.over:
+                        raise ValueError(f"game {i}: the actions end its episode; give only those since it began")
+        self.rewards.fill(0.0)
+        self.dones.fill(False)
+        self._write_observations()
+        return self.obs, self.masks, self.seats
+
     def _write_observations(self) -> None:
         games = self.games
         actors = [game.actor for game in games]

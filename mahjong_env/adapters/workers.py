@@ -18,8 +18,10 @@ Worker ``w`` owns a contiguous block of games. Backends:
   one ``multiprocessing.shared_memory`` block that every worker's `VectorMahjong` writes into
   directly; a pipe per worker carries only the one-word commands and, when a hand ends, its
   info dict. Nothing is pickled per step.
-- ``"ray"``: the same workers as Ray actors (one CPU each), for a Ray cluster: ``ray_address``
-  is passed to ``ray.init`` (None starts or joins a local Ray). Each step's arrays come back
+- ``"ray"``: the same workers as Ray actors (one CPU each, spread over the nodes), for a Ray
+  cluster: ``ray_address`` is passed to ``ray.init`` (None starts or joins a local Ray);
+  ``max_restarts`` lets Ray restart an actor whose node was lost (on another node), after which
+  `ParallelVectorMahjong.restore` rebuilds its games. Each step's arrays come back
   through Ray's object store (zero-copy numpy serialisation) and are gathered into the same
   batch buffers. Needs ``pip install -e '.[ray]'``.
 
@@ -105,6 +107,9 @@ def _worker_main(conn: Any, shm_name: str, layout: dict, lo: int, hi: int, kwarg
                 elif command == "reset":
                     venv.reset()
                     conn.send(("ok", {}))
+                elif command[0] == "restore":  # ("restore", episodes, actions) of this worker's games
+                    venv.restore(command[1], command[2])
+                    conn.send(("ok", {}))
                 elif command[0] in ("views", "states"):  # (name, global indices of this worker's games)
                     conn.send(("ok", getattr(venv, command[0])([i - lo for i in command[1]])))
                 else:
@@ -130,6 +135,10 @@ class _RayWorker:
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
         obs, masks, seats, rewards, dones, infos = self.venv.step(actions)
         return obs, masks, seats, rewards, dones, {self.lo + i: info for i, info in enumerate(infos) if info}
+
+    def restore(self, episodes: list[int], actions: list[list[int]]) -> tuple[np.ndarray, ...]:
+        obs, masks, seats = self.venv.restore(episodes, actions)
+        return obs, masks, seats
 
     def query(self, name: str, indices: list[int]) -> Any:
         return getattr(self.venv, name)([i - self.lo for i in indices])
@@ -163,8 +172,9 @@ class ParallelVectorMahjong:
 
     Arguments as `VectorMahjong` (``variant``, ``num_envs``, ``seed``, ``num_hands``,
     ``record``, ``illegal_action``, rule fields as keywords), plus ``num_workers`` (default:
-    the CPU count, at most ``num_envs``), ``backend`` ("local" | "ray"), ``ray_address`` and
-    ``start_method`` (local backend's multiprocessing start method, default "spawn").
+    the CPU count, at most ``num_envs``), ``backend`` ("local" | "ray"), ``ray_address``,
+    ``start_method`` (local backend's multiprocessing start method, default "spawn") and
+    ``max_restarts`` (Ray actors: how often Ray restarts one that died, -1 without limit).
     """
 
     def __init__(
@@ -179,6 +189,7 @@ class ParallelVectorMahjong:
         record: bool = False,
         illegal_action: str = "raise",
         start_method: str = "spawn",
+        max_restarts: int = 0,
         **rule_overrides: Any,
     ) -> None:
         if backend not in ("local", "ray"):
@@ -233,7 +244,7 @@ class ParallelVectorMahjong:
 
             if not ray.is_initialized():
                 ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
-            actor = ray.remote(num_cpus=1)(_RayWorker)
+            actor = ray.remote(num_cpus=1, max_restarts=max_restarts, scheduling_strategy="SPREAD")(_RayWorker)
             self._actors = [actor.remote(lo, hi, dict(kwargs, num_envs=hi - lo)) for lo, hi in self.blocks]
             arrays = {key: np.zeros(shape, dtype) for key, (_, shape, dtype) in layout.items()}
         self.obs = arrays["obs"]
@@ -249,6 +260,10 @@ class ParallelVectorMahjong:
     def _command(self, command: str) -> dict[int, dict[str, Any]]:
         for conn in self._conns:
             conn.send(command)
+        return self._collect()
+
+    def _collect(self) -> dict[int, dict[str, Any]]:
+        """Every local worker's answer to the command just sent: the infos of ended hands."""
         infos: dict[int, dict[str, Any]] = {}
         errors = []
         for (lo, hi), conn in zip(self.blocks, self._conns):
@@ -264,6 +279,38 @@ class ParallelVectorMahjong:
             raise RuntimeError("\n".join(errors))
         return infos
 
+    def restore(
+        self, episodes: Sequence[int], actions: Sequence[Sequence[int]], timeout: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As `VectorMahjong.restore`: each worker rebuilds its games (a Ray actor restarted
+        after its node was lost starts from scratch). ``timeout``: seconds to wait for the Ray
+        actors (a restarted one needs a free CPU), then ``ray.exceptions.GetTimeoutError``."""
+        self._check_open()
+        if len(episodes) != self.num_envs or len(actions) != self.num_envs:
+            raise ValueError(f"restore needs an episode and a list of actions for each of the {self.num_envs} games")
+        if self.backend == "local":
+            for (lo, hi), conn in zip(self.blocks, self._conns):
+                conn.send(("restore", list(episodes[lo:hi]), [list(a) for a in actions[lo:hi]]))
+            self._collect()
+        else:
+            import ray
+
+            calls = [
+                actor.restore.remote(list(episodes[lo:hi]), [list(a) for a in actions[lo:hi]])
+                for (lo, hi), actor in zip(self.blocks, self._actors)
+            ]
+            self._gather(ray.get(calls, timeout=timeout))
+        return self.obs, self.masks, self.seats
+
+    def _gather(self, parts: list[tuple[np.ndarray, ...]]) -> None:
+        """The Ray actors' ``(obs, masks, seats)`` of a reset or restore, into the batch buffers."""
+        for (lo, hi), (obs, masks, seats) in zip(self.blocks, parts):
+            self.obs[lo:hi] = obs
+            self.masks[lo:hi] = masks
+            self.seats[lo:hi] = seats
+        self.rewards.fill(0.0)
+        self.dones.fill(False)
+
     def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start every game's episode 0 again; returns ``(obs, masks, seats)``."""
         self._check_open()
@@ -272,13 +319,7 @@ class ParallelVectorMahjong:
         else:
             import ray
 
-            parts = ray.get([actor.reset.remote() for actor in self._actors])
-            for (lo, hi), (obs, masks, seats) in zip(self.blocks, parts):
-                self.obs[lo:hi] = obs
-                self.masks[lo:hi] = masks
-                self.seats[lo:hi] = seats
-            self.rewards.fill(0.0)
-            self.dones.fill(False)
+            self._gather(ray.get([actor.reset.remote() for actor in self._actors]))
         return self.obs, self.masks, self.seats
 
     def step(
