@@ -49,6 +49,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.rules.xinjiang",
     "mahjong_env.rules.changchun",
     "mahjong_env.adapters.aec",
+    "mahjong_env.adapters.wrappers",
 )
 """The modules the package build compiles, by import name (``setup.py`` reads this tuple)."""
 

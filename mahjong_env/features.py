@@ -8,13 +8,16 @@ players who have declared ready (听) and may win on it. Rule-based agents
 (`agents.heuristic`) decide with it; `analysis_planes` writes the same answers as feature
 planes, for the env option ``analysis_features=True`` and for networks trained on them.
 
-Everything is derived from the view, so it can reveal nothing the player may not see.
+Everything is derived from the view, so it can reveal nothing the player may not see. The
+variant's answers come from its rule set's own pure predicates (`RuleSet.allows_seven_pairs`,
+`RuleSet.wins_on_discards`, `RuleSet.tile_condition_shortfall`, `RuleSet.meets_tile_conditions`),
+so this module knows no variant by name.
 
 Analysis planes (``ANALYSIS_CHANNELS``, ``(len(ANALYSIS_CHANNELS), 34)`` float32), columns are
 tile kinds unless a row says otherwise:
 
 - 0 ``discard_shanten``: (shanten after discarding T + 1) / 9 for held T (effective shanten:
-  in Changchun plus the C9 penalty), 0 for kinds not held;
+  plus the rule set's `tile_condition_shortfall`, Changchun's C9), 0 for kinds not held;
 - 1 ``discard_best``: 1 where discarding T reaches the lowest effective shanten;
 - 2 ``discard_acceptance``: unseen tiles that lower the shanten after discarding T, / 40;
 - 3 ``discard_ready_live``: after discarding T the hand is ready: 0.1 + unseen winning tiles
@@ -41,6 +44,7 @@ Networks trained before row 10 existed read the first ten rows (`agents.network`
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,7 +54,9 @@ from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
 from mahjong_env.observation import Piece
+from mahjong_env.rules.base import RuleSet
 from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS, parse_tiles
+from mahjong_env.variants import Variant, build_table, get_variant
 
 __all__ = [
     "ANALYSIS_CHANNELS",
@@ -58,9 +64,9 @@ __all__ = [
     "MeldSummary",
     "PlayerAnalysis",
     "analysis_planes",
-    "changchun_penalty",
     "decision_candidates",
     "discard_danger",
+    "rule_set",
     "unseen_counts",
 ]
 
@@ -82,13 +88,33 @@ ANALYSIS_PIECES = tuple(Piece(name, 1, 2.0) for name in ANALYSIS_CHANNELS)
 """The analysis rows as `mahjong_env.observation.observation_layout` pieces (values in [0, 2])."""
 
 _IS_YAOJIU = tuple(t in TERMINALS_AND_HONORS for t in range(NUM_KINDS))  # 幺九 (C9)
-_DRAGONS = (31, 32, 33)
 # tie-break order of discards: honors (0), then terminals (0), then towards the middle
 CENTRALITY = tuple(0 if t >= 27 else min(t % 9, 8 - t % 9) for t in range(NUM_KINDS))
 # danger of an unsafe suited discard by rank: terminals, 2/8, the middle (a ready hand waits
 # more often on middle tiles: more sequence shapes use them)
 _SUITED_DANGER = tuple(0.7 if t % 9 in (0, 8) else 0.85 if t % 9 in (1, 7) else 1.0 for t in range(27))
 _HONOR_DANGER = (0.0, 0.3, 0.5, 0.6, 0.6)  # by unseen copies: none unseen, nobody can wait on it
+
+
+_RULE_SETS: dict[Variant, list[tuple[dict[str, Any], RuleSet]]] = {}
+_RULE_SETS_KEPT = 4  # configurations remembered per variant
+
+
+def rule_set(variant: str, config: Mapping[str, Any] | None = None) -> RuleSet:
+    """The rule set of ``variant`` (a name `mahjong_env.variants.get_variant` knows) with the
+    rule fields ``config`` (the env's ``config.to_dict()``; absent fields take the defaults),
+    remembered for the next decisions at the same table. ValueError for an unknown variant or
+    field."""
+    entry = get_variant(variant)
+    fields = {} if config is None else config
+    known = _RULE_SETS.setdefault(entry, [])
+    for kept, rules in known:
+        if kept == fields:
+            return rules
+    rules = build_table(entry, fields).rules
+    known.insert(0, (copy.deepcopy(dict(fields)), rules))
+    del known[_RULE_SETS_KEPT:]
+    return rules
 
 
 def unseen_counts(view: Mapping[str, Any]) -> list[int]:
@@ -130,7 +156,8 @@ def discard_danger(view: Mapping[str, Any], unseen: Sequence[int] | None = None)
 
 
 class MeldSummary:
-    """What one's melds contribute to the Changchun conditions (C9) and to 空听 (R8)."""
+    """What one's melds contribute to a win's tile conditions (`mahjong_env.rules.base.MeldFacts`,
+    Changchun's C9) and to 空听 (R8)."""
 
     __slots__ = ("count", "suits", "tiles", "triplet", "yaojiu")
 
@@ -165,21 +192,6 @@ class MeldSummary:
         return other
 
 
-def changchun_penalty(counts: Sequence[int], melds: MeldSummary) -> float:
-    """Steps a hand still lacks for the C9 conditions (a shanten-like estimate): 1 per missing
-    suit (三色全), 1 without a terminal or honor (幺九), 0.5–1 without a triplet (一叉)."""
-    key = bytes(counts)
-    penalty = 0.0
-    for s in range(3):
-        if not (melds.suits >> s & 1) and not any(key[9 * s : 9 * s + 9]):
-            penalty += 1.0  # 三色全
-    if not melds.yaojiu and not any(key[t] for t in TERMINALS_AND_HONORS):
-        penalty += 1.0  # 幺九
-    if not melds.triplet and max(key) < 3 and max(key[31:34]) < 2:
-        penalty += 0.5 if max(key) >= 2 else 1.0  # 一叉: a pair may still grow into a triplet
-    return penalty
-
-
 def connection(counts: Sequence[int], tile: int) -> int:
     """Copies held of ``tile``'s neighbours (itself and suited tiles within two ranks)."""
     return sum(counts[u] for u in NEAR[tile])
@@ -197,7 +209,8 @@ def claim_tiles(action_offset: int, tile: int) -> tuple[int, ...]:
 
 
 class PlayerAnalysis:
-    """One decision's hand analysis from the player's view and the variant's rule fields."""
+    """One decision's hand analysis from the player's view and the variant's rule fields
+    (its rule set answers the variant's questions: `rule_set`)."""
 
     def __init__(self, view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None = None) -> None:
         seat = view["seat"]
@@ -205,11 +218,15 @@ class PlayerAnalysis:
         self.config = config
         self.view = view
         self.variant = variant
-        self.changchun = variant == "changchun"
-        # X3 allows seven pairs by default; Changchun only with allow_seven_pairs (C9)
-        self.seven_pairs = bool(config.get("allow_seven_pairs", not self.changchun))
-        # who may win on a discard: Changchun always (C3), Xinjiang with allow_discard_win (X9)
-        self.discard_wins = self.changchun or bool(config.get("allow_discard_win", False))
+        self.rules = rules = rule_set(variant, config)
+        self.conditions = rules.extra_win_conditions
+        """Whether wins have conditions on the tiles held (C9): effective shanten adds the rule
+        set's `tile_condition_shortfall` and waits are filtered by `meets_tile_conditions`."""
+        self.changchun = self.conditions
+        """The same (Changchun's C9), under the name `agents.heuristic` still reads (to move: it
+        should ask ``rules``)."""
+        self.seven_pairs = rules.allows_seven_pairs
+        self.discard_wins = rules.wins_on_discards
         self.counts = [0] * NUM_KINDS
         for t in parse_tiles(view["hand"] or ""):
             self.counts[t] += 1
@@ -230,9 +247,9 @@ class PlayerAnalysis:
     # ------------------------------------------------------------------ shanten
 
     def effective(self, counts: list[int], melds: MeldSummary) -> float:
-        """Shanten plus, in Changchun, `changchun_penalty`."""
+        """Shanten plus, where wins have tile conditions, the rule set's `tile_condition_shortfall`."""
         shape = Shape(counts, melds.count, self.seven_pairs)
-        return shape.shanten + (changchun_penalty(counts, melds) if self.changchun else 0.0)
+        return shape.shanten + (self.rules.tile_condition_shortfall(counts, melds) if self.conditions else 0.0)
 
     def effective_after(self, tile: int, n: int, melds: MeldSummary) -> float:
         """Effective shanten with ``n`` copies of ``tile`` taken out of the hand."""
@@ -257,9 +274,9 @@ class PlayerAnalysis:
         scored = []
         for t in discards:
             e: float = shape.changed(t, -1)
-            if self.changchun:
+            if self.conditions:
                 counts[t] -= 1
-                e += changchun_penalty(counts, melds)
+                e += self.rules.tile_condition_shortfall(counts, melds)
                 counts[t] += 1
             scored.append((e, t))
         return scored
@@ -289,25 +306,20 @@ class PlayerAnalysis:
     # ------------------------------------------------------------------ waits
 
     def waits(self, counts: list[int], melds: MeldSummary) -> int:
-        """Winning kinds of a 3n+1 hand (R8, without 空听; Changchun filtered by C9)."""
+        """Winning kinds of a 3n+1 hand (R8, without 空听; filtered by the tile conditions, C9)."""
         mask = hand.waits(counts)
         if self.seven_pairs and melds.count == 0 and sum(counts) == 13:
             mask |= hand.seven_pairs_waits(counts)
         for t in hand.wait_kinds(mask):
-            if counts[t] + melds.tiles[t] >= 4 or (self.changchun and not self._changchun_wins(counts, melds, t)):
+            if counts[t] + melds.tiles[t] >= 4 or (self.conditions and not self._wins_with(counts, melds, t)):
                 mask &= ~(1 << t)
         return mask
 
-    @staticmethod
-    def _changchun_wins(counts: list[int], melds: MeldSummary, tile: int) -> bool:
+    def _wins_with(self, counts: list[int], melds: MeldSummary, tile: int) -> bool:
+        """Whether the 3n+1 ``counts`` completed by ``tile`` meet the tile conditions (C9)."""
         counts[tile] += 1
         try:
-            # a complete hand holds a pair, so a penalty of 1 or more means a suit or 幺九 is missing
-            if changchun_penalty(counts, melds) >= 1.0:
-                return False
-            if sum(counts) == 14 and hand.is_seven_pairs(counts):
-                return True  # C9: conditions 1 and 2 apply to seven pairs, 3 does not
-            return melds.triplet or any(d.triplets or d.pair in _DRAGONS for d in hand.decompositions(counts))
+            return self.rules.meets_tile_conditions(counts, melds)
         finally:
             counts[tile] -= 1
 

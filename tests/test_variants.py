@@ -21,7 +21,15 @@ from mahjong_env import changchun_v0, replay, xinjiang_v0
 from mahjong_env.adapters.aec import MahjongEnv, make_env_factory
 from mahjong_env.rules.changchun import ChangchunConfig, ChangchunRules
 from mahjong_env.rules.xinjiang import XinjiangConfig, XinjiangRules
-from mahjong_env.variants import Variant, all_variants, get_variant, register, unregister, variant_names
+from mahjong_env.variants import (
+    Variant,
+    all_variants,
+    build_table,
+    get_variant,
+    register,
+    unregister,
+    variant_names,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +55,7 @@ class raw_env(MahjongEnv):  # noqa: N801 (PettingZoo naming)
 
 env = make_env_factory(raw_env)
 
-TOY = Variant("toy", "toy_v0", __name__)
+TOY = Variant("toy", "toy_v0", __name__, ToyRules, ToyConfig)
 
 
 @pytest.fixture
@@ -76,6 +84,23 @@ def test_builtin_variants_by_either_name(names, module, rules, config):
     assert first.pettingzoo_id in pettingzoo.aec_registry and first.gymnasium_id in gymnasium.registry
 
 
+def test_every_variant_holds_the_classes_its_page_binds(toy):
+    for variant in all_variants():
+        page = variant.raw_env
+        assert (variant.rules_class, variant.config_class) == (page.rules_class, page.config_class)
+
+
+def test_build_table_checks_the_overrides_and_binds_the_rules():
+    table = build_table("changchun", {"profile": "mil2024", "fan_cap": 5})
+    assert type(table.config) is ChangchunConfig and type(table.rules) is ChangchunRules
+    assert table.rules.config is table.config and table.config.fan_cap == 5 and table.config.final_draws == 4
+    assert build_table(get_variant("xinjiang_v0"), {}).config == build_table(xinjiang_v0.raw_env, {}).config
+    game = table.new_game(2)
+    assert game.rules is table.rules and game.num_hands == 2
+    with pytest.raises(ValueError, match="unknown rule option"):
+        build_table("xinjiang", {"no_such_field": 1})
+
+
 def test_registry_order_and_unknown_names():
     assert variant_names() == ("xinjiang", "changchun")
     assert [v.name for v in all_variants()] == ["xinjiang", "changchun"]
@@ -87,9 +112,9 @@ def test_registry_order_and_unknown_names():
 
 def test_register_rejects_clashes_and_builtins_stay():
     with pytest.raises(ValueError, match="already registered"):
-        register(Variant("xinjiang", "other_v0", __name__))
+        register(Variant("xinjiang", "other_v0", __name__, ToyRules, ToyConfig))
     with pytest.raises(ValueError, match="already registered"):
-        register(Variant("other", "changchun_v0", __name__))
+        register(Variant("other", "changchun_v0", __name__, ToyRules, ToyConfig))
     with pytest.raises(ValueError, match="built-in"):
         unregister("xinjiang_v0")
     assert variant_names() == ("xinjiang", "changchun")

@@ -16,20 +16,16 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from mahjong_env import actions as A
 from mahjong_env.adapters.picture import table_picture
-from mahjong_env.engine.game import Game
+from mahjong_env.adapters.wrappers import wrap
 from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
 from mahjong_env.observation import ObservationEncoder, encode_state, observation_box, state_box
-from mahjong_env.rules.base import make_config
-from mahjong_env.rules.xinjiang import MAX_SILVER
+from mahjong_env.rules.base import MAX_SILVER
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
-from mahjong_env.variants import get_variant
+from mahjong_env.variants import build_table, get_variant
 from mahjong_env.view import render_text, table_view
 from mahjong_env.visibility import sees_decider
 from mahjong_env.wall import first_dealer, shuffled_deal
@@ -203,8 +199,9 @@ class MahjongEnv(AECEnv):
             render_seat = int(render_seat)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        self.config = make_config(self.config_class, rule_overrides)
-        self.rules = self.rules_class(self.config)
+        table = build_table(type(self), rule_overrides)  # the rule set this page binds
+        self.config = table.config
+        self.rules = table.rules
         self.render_mode = render_mode
         self.render_seat = render_seat
         self.num_hands = num_hands
@@ -221,7 +218,7 @@ class MahjongEnv(AECEnv):
         self.action_spaces = {a: self._action_space for a in AGENTS}
         self.observation_spaces = {a: self._observation_space for a in AGENTS}
         self.state_space = state_box()
-        self.game = Game(self.rules, num_hands)
+        self.game = table.new_game(num_hands)
         self._encoder = ObservationEncoder(self.config.concealed_kong_visible)
         self.analysis_features = analysis_features
         """Append `mahjong_env.features.ANALYSIS_CHANNELS` to every observation (from the player's view)."""
@@ -459,99 +456,13 @@ class MahjongEnv(AECEnv):
         return record
 
 
-class _BoundsChecked(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's `AssertOutOfBoundsWrapper` with `step` reading the env it wraps directly.
-
-    The base class reads ``agent_selection``, ``terminations`` and the action space through
-    `BaseWrapper.__getattr__`; the check and its message are the same."""
-
-    def step(self, action: Any) -> None:
-        env = self.env
-        if action.__class__ is not int or not 0 <= action < A.NUM_ACTIONS:  # else in Discrete(182) for sure
-            agent = env.agent_selection
-            assert (action is None and (env.terminations[agent] or env.truncations[agent])) or env.action_space(
-                agent
-            ).contains(action), "action is not in action space"
-        env.step(action)
-
-    def __str__(self) -> str:
-        return str(self.env)
-
-
-class _OrderIterator(AECOrderEnforcingIterator):
-    """`AECOrderEnforcingIterator` reading the raw env's ``agents`` and ``agent_selection``
-    directly instead of through two wrappers' ``__getattr__``; the same checks."""
-
-    def __next__(self) -> str:
-        wrapper = self.env
-        raw = wrapper._raw  # type: ignore[attr-defined]
-        if not raw.agents or self.iters_til_term <= 0:
-            raise StopIteration
-        self.iters_til_term -= 1
-        agent = raw.agent_selection
-        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"  # type: ignore[attr-defined]
-        wrapper._has_updated = False  # type: ignore[attr-defined]
-        return agent
-
-
-class _OrderIterable(AECOrderEnforcingIterable):
-    def __iter__(self) -> _OrderIterator:
-        return _OrderIterator(self.env, self.max_iter)
-
-
-class _OrderEnforced(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's `OrderEnforcingWrapper` whose per-decision calls (`last`, `step`,
-    `agent_iter`) read the raw env directly: the base class reads every attribute through two
-    wrappers' ``__getattr__`` (about 18 forwarded reads per decision). Same checks, errors,
-    warnings and results; other attributes are forwarded as before."""
-
-    def __init__(self, env: AECEnv) -> None:
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:
-            raise AttributeError("agent_selection cannot be accessed before reset")
-        raw = self._raw
-        agent = raw.agent_selection
-        assert agent is not None
-        return (
-            raw.observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
-
-    def step(self, action: Any) -> None:
-        if not self._has_reset:
-            EnvLogger.error_step_before_reset()
-        elif not self._raw.agents:
-            self._has_updated = True
-            EnvLogger.warn_step_after_terminated_truncated()
-        else:
-            self._has_updated = True
-            self.env.step(action)
-
-    def agent_iter(self, max_iter: int = 2**63) -> _OrderIterable:
-        if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
-        return _OrderIterable(self, max_iter)
-
-    def __str__(self) -> str:
-        return str(self.env) if hasattr(self, "metadata") else repr(self)
-
-
 def make_env_factory(raw_cls: type) -> Any:
     """The ``env()`` factory: ``raw_env`` wrapped as API.md says (in subclasses of PettingZoo's
     `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` that skip the attribute forwarding
-    on the per-decision path, `_BoundsChecked` and `_OrderEnforced`)."""
+    on the per-decision path, `mahjong_env.adapters.wrappers.wrap`)."""
 
     def env(**kwargs: Any) -> AECEnv:
-        wrapped: AECEnv = raw_cls(**kwargs)
-        wrapped = _BoundsChecked(wrapped)
-        wrapped = _OrderEnforced(wrapped)
-        return wrapped
+        return wrap(raw_cls(**kwargs))
 
     env.__doc__ = raw_cls.__doc__  # help(changchun_v0.env) shows the variant's documentation
     env.__module__ = raw_cls.__module__

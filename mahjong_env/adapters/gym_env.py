@@ -52,7 +52,7 @@ from mahjong_env.adapters.aec import action_int
 from mahjong_env.adapters.picture import table_picture
 from mahjong_env.adapters.policies import CallablePolicy, build_policy, check_policy_spec, decision_info
 from mahjong_env.observation import observation_box
-from mahjong_env.variants import get_variant
+from mahjong_env.variants import DEFAULT_VARIANT, get_variant
 
 __all__ = ["MahjongGymEnv", "MAX_REDEALS"]
 
@@ -68,7 +68,7 @@ class MahjongGymEnv(gym.Env):
 
     def __init__(
         self,
-        variant: str = "changchun",
+        variant: str = DEFAULT_VARIANT,
         opponents: Any = "random",
         seat: int | str = "random",
         num_hands: int = 1,
@@ -76,7 +76,7 @@ class MahjongGymEnv(gym.Env):
         illegal_action: str = "penalize",
         **rule_overrides: Any,
     ) -> None:
-        entry = get_variant(variant)  # "changchun" or "changchun_v0"; ValueError names the valid ones
+        entry = get_variant(variant)  # a rule-set name or an env name; ValueError names the valid ones
         is_seat = isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat <= 3
         if seat != "random" and not is_seat:
             raise ValueError(f"seat must be 0-3 or 'random', got {seat!r}")

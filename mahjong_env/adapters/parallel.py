@@ -38,7 +38,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from mahjong_env.variants import get_variant
+from mahjong_env.variants import DEFAULT_VARIANT, get_variant
 
 __all__ = ["MahjongParallelEnv", "make_parallel_factory"]
 
@@ -47,7 +47,7 @@ class MahjongParallelEnv(ParallelEnv):
     """The ``variant``'s AEC env (made with ``**kwargs``) as a parallel env; see the module
     docstring. Registered in PettingZoo's parallel registry under the AEC env's id."""
 
-    def __init__(self, variant: str = "changchun", **kwargs: Any) -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, **kwargs: Any) -> None:
         self.aec = get_variant(variant).raw_env(**kwargs)
         self.metadata = self.aec.metadata
         self.possible_agents = list(self.aec.possible_agents)

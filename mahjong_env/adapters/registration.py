@@ -7,11 +7,17 @@ environment registries: ``mahjong_env/<name>-v0`` in PettingZoo's AEC registry (
 ids resolve where ``mahjong_env`` was imported; a process started fresh (SubprocVecEnv's
 forkserver or spawn workers, when the main module does not import ``mahjong_env``: notebooks,
 ``python -c``, pytest) resolves ``"mahjong_env:mahjong_env/Changchun-v0"``, Gymnasium's
-``module:id`` form, which imports the package first."""
+``module:id`` form, which imports the package first.
+
+The ids come from the registry alone: `register_all` (called by the package's import) registers
+every variant there and listens to it (`mahjong_env.variants.add_listener`), so a variant added
+or removed at run time gains or loses its ids; the registry itself imports no adapter."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from mahjong_env.variants import Variant, add_listener, all_variants
 
 __all__ = ["register_all", "register_variant", "unregister_variant"]
 
@@ -29,7 +35,7 @@ def _pettingzoo_registry(kind: str) -> dict[str, Any] | None:
     return registry
 
 
-def register_variant(variant: Any) -> None:
+def register_variant(variant: Variant) -> None:
     """Register one `Variant`'s env ids (once: safe to call again)."""
     import gymnasium
 
@@ -49,7 +55,7 @@ def register_variant(variant: Any) -> None:
         gymnasium.register(variant.gymnasium_id, entry_point=_GYM_ENTRY_POINT, kwargs={"variant": variant.name})
 
 
-def unregister_variant(variant: Any) -> None:
+def unregister_variant(variant: Variant) -> None:
     """Remove one `Variant`'s env ids from both registries (where present)."""
     import gymnasium
 
@@ -61,8 +67,8 @@ def unregister_variant(variant: Any) -> None:
 
 
 def register_all() -> None:
-    """Register every variant once (safe to call again)."""
-    from mahjong_env.variants import all_variants
-
+    """Register every variant of the registry, and every one registered later, once (safe to
+    call again)."""
     for variant in all_variants():
         register_variant(variant)
+    add_listener(register_variant, unregister_variant)

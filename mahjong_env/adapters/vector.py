@@ -45,15 +45,14 @@ from typing import Any
 import numpy as np
 
 from mahjong_env import actions as A
-from mahjong_env.engine.game import Game
 from mahjong_env.engine.state import Phase
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_batch, encode_state
-from mahjong_env.rules.base import make_config
 from mahjong_env.tiles import NUM_KINDS
+from mahjong_env.variants import build_table, get_variant
 from mahjong_env.view import table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
-__all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "variant_class", "seat_advantages"]
+__all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "seat_advantages"]
 
 _OBS_SHAPE = (NUM_CHANNELS, NUM_KINDS)
 _OVER = Phase.OVER  # a module constant: an enum member read costs ~90 ns on Python 3.11
@@ -65,14 +64,6 @@ def episode_seed(seed: int, env_index: int, episode: int) -> int:
     ``(w[0] << 31) | (w[1] >> 1)`` (a non-negative 63-bit int)."""
     state = np.random.SeedSequence([int(seed), int(env_index), int(episode)]).generate_state(2, np.uint32)
     return (int(state[0]) << 31) | (int(state[1]) >> 1)  # a non-negative 63-bit int
-
-
-def variant_class(variant: str) -> type:
-    """The ``raw_env`` class of a variant (`mahjong_env.variants.get_variant`: ``"xinjiang"`` or
-    ``"xinjiang_v0"``, ...)."""
-    from mahjong_env.variants import get_variant
-
-    return get_variant(variant).raw_env
 
 
 def _check_count(name: str, value: Any) -> int:
@@ -101,14 +92,15 @@ def batch_actions(actions: Sequence[int] | np.ndarray, num_envs: int) -> np.ndar
 class VectorMahjong:
     """``num_envs`` games of one variant stepped together; see the module docstring.
 
-    Arguments: ``variant`` ("xinjiang" | "changchun"), ``num_envs``, ``seed`` (base seed of
-    `episode_seed`), ``num_hands`` (hands per episode, as the AEC env), ``record`` (put each
-    finished episode's record in its info), ``illegal_action`` ("raise": a masked-out action
-    raises ``ValueError`` before any game moves; "penalize": as the AEC env), ``env_ids``
-    (the games' indices in `episode_seed`, default ``range(num_envs)``; parallel workers use it
-    to own a slice of a bigger batch), ``buffers`` (preallocated output arrays, for shared
-    memory: a dict with ``obs``, ``masks``, ``seats``, ``rewards``, ``dones`` of the shapes
-    `step` returns) and the variant's rule fields as keywords.
+    Arguments: ``variant`` (a name of `mahjong_env.variants.variant_names`, or its env name),
+    ``num_envs``, ``seed`` (base seed of `episode_seed`), ``num_hands`` (hands per episode, as
+    the AEC env), ``record`` (put each finished episode's record in its info),
+    ``illegal_action`` ("raise": a masked-out action raises ``ValueError`` before any game
+    moves; "penalize": as the AEC env), ``env_ids`` (the games' indices in `episode_seed`,
+    default ``range(num_envs)``; parallel workers use it to own a slice of a bigger batch),
+    ``buffers`` (preallocated output arrays, for shared memory: a dict with ``obs``, ``masks``,
+    ``seats``, ``rewards``, ``dones`` of the shapes `step` returns) and the variant's rule
+    fields as keywords.
     """
 
     def __init__(
@@ -123,16 +115,17 @@ class VectorMahjong:
         buffers: dict[str, np.ndarray] | None = None,
         **rule_overrides: Any,
     ) -> None:
-        raw_cls = variant_class(variant)
+        entry = get_variant(variant)
         n = _check_count("num_envs", num_envs)
         self.num_hands = _check_count("num_hands", num_hands)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        self.variant = raw_cls.metadata["name"]
-        self.config = make_config(raw_cls.config_class, rule_overrides)
-        self.rules = raw_cls.rules_class(self.config)
+        self.variant = entry.env_name
+        table = build_table(entry, rule_overrides)
+        self.config = table.config
+        self.rules = table.rules
         self.num_envs = n
         self.seed = int(seed)
         self.record = bool(record)
@@ -140,7 +133,7 @@ class VectorMahjong:
         self.env_ids = list(range(n)) if env_ids is None else [int(i) for i in env_ids]
         if len(self.env_ids) != n:
             raise ValueError(f"env_ids must name {n} games, got {len(self.env_ids)}")
-        self.games = [Game(self.rules, self.num_hands) for _ in range(n)]
+        self.games = [table.new_game(self.num_hands) for _ in range(n)]
         self.encoders = [ObservationEncoder(self.config.concealed_kong_visible) for _ in range(n)]
         self.episodes = [0] * n
         self.episode_seeds = [0] * n

@@ -15,7 +15,7 @@ import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol, TypeVar
 
 from mahjong_env import hand
 from mahjong_env.engine.hotpath import MELD_CHOW
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RuleSet",
+    "MeldFacts",
     "RuleConfig",
     "TurnStart",
     "Fan",
@@ -37,11 +38,15 @@ __all__ = [
     "held_four_mask",
     "bits",
     "DEFAULT_PROFILE",
+    "MAX_SILVER",
     "ConfigValue",
     "JSONValue",
 ]
 
 DEFAULT_PROFILE = "seed"
+
+MAX_SILVER = 1e12
+"""Largest silver amount a match may start with (X7: `RuleSet.starting_silver`, the reset option)."""
 
 ConfigValue = bool | int | float | str | tuple[tuple[str, int], ...]
 """The value of a rule field: a flag, a number, a name, or (name, fan) pairs (X6's fan table)."""
@@ -242,6 +247,18 @@ class Settlement:
     """Each seat's fan as a payer (None: not a payer) where they differ between payers, else None."""
 
 
+class MeldFacts(Protocol):
+    """What a player's melds contribute to the tile conditions of a win (C9), as
+    `mahjong_env.features.MeldSummary` keeps them."""
+
+    suits: int
+    """Bit ``s`` set: a meld holds a tile of suit ``s`` (0 characters, 1 dots, 2 bamboo)."""
+    yaojiu: bool
+    """A meld holds a 1, a 9 or an honor (幺九)."""
+    triplet: bool
+    """A meld is not a chow (a pong, a kong or a special group)."""
+
+
 class RuleSet:
     """Base of the variant rule sets: every question the engine asks, with its contract.
 
@@ -262,6 +279,9 @@ class RuleSet:
     condition): `ready_discards` then trusts `hand.ready_discards` for closed hands."""
     priority: ClassVar[dict[int, int]] = {}
     """Claim rank of each claim action (R6: higher wins the window)."""
+    extra_win_conditions: ClassVar[bool] = False
+    """Whether a complete hand must also meet conditions on the tiles it holds (Changchun's C9):
+    `tile_condition_shortfall` and `meets_tile_conditions` then say more than their defaults."""
 
     def __init__(self, config: RuleConfig) -> None:
         self.config = config
@@ -286,6 +306,11 @@ class RuleSet:
     @property
     def allows_seven_pairs(self) -> bool:
         """Whether seven pairs (七对) is a winning form."""
+        return False
+
+    @property
+    def wins_on_discards(self) -> bool:
+        """Whether a player may win on another player's discard (so a discard may be dangerous)."""
         return False
 
     def hand_base(self, game: Game) -> float:
@@ -441,6 +466,20 @@ class RuleSet:
     def drawn_hand_refunds(self, game: Game) -> list[tuple[int, int, float]]:
         """``(payer, payee, points)`` of each kong payment returned on a drawn hand (X8)."""
         return []
+
+    # --- what a player can check from its own tiles (pure: for `mahjong_env.features`)
+
+    def tile_condition_shortfall(self, counts: Sequence[int], melds: MeldFacts) -> float:
+        """About how many steps the concealed ``counts`` with ``melds`` still lack for the
+        conditions of `extra_win_conditions` (a shanten-like estimate for players); 0 where
+        there are none. ``counts`` is not changed."""
+        return 0.0
+
+    def meets_tile_conditions(self, counts: Sequence[int], melds: MeldFacts) -> bool:
+        """Whether the complete hand ``counts`` (concealed) with ``melds`` meets the conditions of
+        `extra_win_conditions`, as a player checks its waits; True where there are none.
+        ``counts`` is not changed."""
+        return True
 
     # --- shared helpers
 

@@ -42,6 +42,7 @@ from mahjong_env.rules.base import (
     ConfigValue,
     Fan,
     FanKey,
+    MeldFacts,
     Owed,
     RuleConfig,
     RuleSet,
@@ -263,6 +264,7 @@ class ChangchunConfig(RuleConfig):
 class ChangchunRules(RuleSet):
     name = "changchun"
     uses_bao = True
+    extra_win_conditions = True  # C9
     priority: ClassVar[dict[int, int]] = {
         A.WIN: 4,
         A.PONG: 3,
@@ -285,6 +287,36 @@ class ChangchunRules(RuleSet):
     @property
     def allows_seven_pairs(self) -> bool:
         return self.config.allow_seven_pairs
+
+    @property
+    def wins_on_discards(self) -> bool:
+        return True  # C3
+
+    # --- C9 as a player checks it from its own tiles
+
+    def tile_condition_shortfall(self, counts: Sequence[int], melds: MeldFacts) -> float:
+        """C9's missing conditions, for players: 1 per missing suit (三色全), 1 without a
+        terminal or honor (幺九), 0.5–1 without a triplet (一叉)."""
+        key = bytes(counts)
+        shortfall = 0.0
+        for s in range(3):
+            if not (melds.suits >> s & 1) and not any(key[9 * s : 9 * s + 9]):
+                shortfall += 1.0  # 三色全
+        if not melds.yaojiu and not any(key[t] for t in TERMINALS_AND_HONORS):
+            shortfall += 1.0  # 幺九
+        if not melds.triplet and max(key) < 3 and max(key[31:34]) < 2:
+            shortfall += 0.5 if max(key) >= 2 else 1.0  # 一叉: a pair may still grow into a triplet
+        return shortfall
+
+    def meets_tile_conditions(self, counts: Sequence[int], melds: MeldFacts) -> bool:
+        """三色全, 幺九 and 一叉 (a seven-pairs shape needs only the first two); 手把一 is left to
+        `readings`, which the engine asks."""
+        # a complete hand holds a pair, so a shortfall of 1 or more means a suit or 幺九 is missing
+        if self.tile_condition_shortfall(counts, melds) >= 1.0:
+            return False
+        if sum(counts) == 14 and hand.is_seven_pairs(counts):
+            return True  # C9: conditions 1 and 2 apply to seven pairs, 3 does not
+        return melds.triplet or any(d.triplets or is_dragon(d.pair) for d in hand.decompositions(counts))
 
     # --- winning hands (C9)
 

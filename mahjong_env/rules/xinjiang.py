@@ -17,7 +17,7 @@ from mahjong_env import actions as A
 from mahjong_env import hand
 from mahjong_env.engine.hotpath import CONTEXT_REPLACEMENT, START_DRAW, START_FINAL_DRAWS
 from mahjong_env.engine.state import CLAIM_METHODS, Meld, MeldKind, SeatState, WindowKind, WinMethod
-from mahjong_env.rules.base import Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart
+from mahjong_env.rules.base import MAX_SILVER, Fan, FanKey, Owed, RuleConfig, RuleSet, Settlement, TurnStart
 from mahjong_env.tiles import suit_of
 
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ __all__ = ["XinjiangConfig", "XinjiangRules", "register_pattern", "PATTERNS", "W
 
 MAX_FAN = 30
 """Largest fan value and fan cap (X6): 2^29 points stays exact in a float."""
-MAX_SILVER = 1e12
-"""Largest silver amount a match may start with (X7)."""
 MAX_SILVER_DIVISOR = 10**6
 """Largest X7 silver divisor."""
 FENZHANG_DRAWS = 4
@@ -153,6 +151,10 @@ class XinjiangRules(RuleSet):
     @property
     def allows_seven_pairs(self) -> bool:
         return self.config.allow_seven_pairs
+
+    @property
+    def wins_on_discards(self) -> bool:
+        return self.config.allow_discard_win  # X9
 
     # --- ready and waits (R8, X3)
 

@@ -57,6 +57,7 @@ from mahjong_env.variants import get_variant, variant_names
 
 __all__ = [
     "main",
+    "warm_up",
     "machine_info",
     "bench_aec",
     "bench_engine",
@@ -345,7 +346,9 @@ def _print_profile(variant: str, prof: dict[str, Any]) -> None:
         print(f"    {row['own_us_per_decision']:6.2f} us  {row['calls_per_decision']:5.2f} calls  {row['function']}")
 
 
-def _warm_up(variant: str, hands: int) -> None:
+def warm_up(variant: str, hands: int) -> None:
+    """Play ``hands`` raw-engine hands (seeds apart from every measured one) to fill the hand
+    tables first, so that a measurement sees a long run's steady state."""
     bench_engine(variant, hands, seed=10**6)
 
 
@@ -474,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or int(info["cores"] or 1)
     report: dict[str, Any] = {"machine": info, "args": vars(args), "variants": {v: {} for v in variants}}
     for variant in variants:
-        _warm_up(variant, args.warmup_hands)
+        warm_up(variant, args.warmup_hands)
     # section by section, so that section a runs before PyTorch is imported (peak memory)
     for section in args.sections:
         for variant in variants:

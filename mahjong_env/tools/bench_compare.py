@@ -204,7 +204,8 @@ def interleaved(
         ("other", theirs, their_vector, their_bench),
     ):
         _use(modules)
-        bench._warm_up(variant, warmup_hands)
+        warm_up = getattr(bench, "warm_up", None) or bench._warm_up  # an older checkout's is private
+        warm_up(variant, warmup_hands)
         venv = vector(variant, num_envs, seed=0)
         _, masks, _ = venv.reset()
         sides[side] = {"modules": modules, "venv": venv, "masks": masks, "rng": np.random.default_rng(0), "rates": []}

@@ -38,6 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mahjong_env.rules.base import DEFAULT_PROFILE
+from mahjong_env.variants import DEFAULT_VARIANT, all_variants, variant_names
+
 __all__ = ["main", "load_records", "bounded"]
 
 
@@ -271,7 +274,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.set_defaults(run=_replay)
     play = sub.add_parser("play", help="play one seat in the terminal against agents")
-    play.add_argument("--variant", default="changchun", choices=("changchun", "xinjiang"))
+    play.add_argument("--variant", default=DEFAULT_VARIANT, choices=variant_names())
     play.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (default 0)")
     play.add_argument(
         "--opponents",
@@ -281,7 +284,10 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=None, help="seed of the deal (default random)")
     play.add_argument("--hands", type=int, default=1, help="number of hands (default 1)")
     play.add_argument("--save", default=None, help="append the game record to this JSON Lines file")
-    play.add_argument("--profile", default="seed", help="rule profile: seed (default) or, for changchun, mil2024 (C14)")
+    others = ", ".join(f"{p} ({v.name})" for v in all_variants() for p in v.profiles if p != DEFAULT_PROFILE)
+    play.add_argument(
+        "--profile", default=DEFAULT_PROFILE, help=f"rule profile (C14): {DEFAULT_PROFILE} (default) or {others}"
+    )
     play.set_defaults(run=_play)
     return parser
 
