@@ -14,7 +14,11 @@ processes, a head and a worker node, each with its own temp dir and ports, then:
   lacks, in one line, and gets no hands;
 - trains one RLlib iteration with an env runner on the cluster through ``RAY_ADDRESS``;
 - kills the head under a running tournament: the command ends with one line that says so and
-  gives the resume command.
+  gives the resume command;
+- on a new two-node cluster, kills the head after PPO's first update of six: PPO ends with one
+  line that gives its ``--resume`` command; on a head started again at the same address, that
+  command, run as printed, finishes the run with the network of an uninterrupted one-machine
+  run, bit for bit.
 
 One test runs the scenario (a cluster is slow to start) and checks every part of it, reporting
 all the parts that fail.
@@ -44,7 +48,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -64,7 +70,8 @@ RAY = str(Path(sys.executable).with_name("ray"))
 UNSHARE = ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"]
 PORT = 6390
 ADDRESS = f"127.0.0.1:{PORT}"
-SCENARIO_TIMEOUT = 240
+SCENARIO_TIMEOUT = 360
+RESUME_FILE = "resume.pt"  # training.ppo.RESUME_FILE, without loading torch in the scenario process
 
 SLOW_AGENT = '''
 import time
@@ -94,6 +101,12 @@ PPO = [
     "--channels", "8", "--blocks", "1", "--hidden", "32", "--num-minibatches", "2", "--update-epochs", "2",
     "--opp-heuristic", "1", "--opp-snapshot", "0", "--no-tensorboard", "--no-progress",
 ]  # fmt: skip
+PPO_RESUMED = [
+    "--variant", "changchun", "--seed", "3", "--num-envs", "8", "--num-steps", "64", "--total-steps", "3072",
+    "--channels", "8", "--blocks", "1", "--hidden", "32", "--num-minibatches", "2", "--update-epochs", "2",
+    "--opp-heuristic", "1", "--opp-snapshot", "0", "--no-tensorboard", "--no-progress",
+]  # fmt: skip
+"""Six updates of 512 decisions (the head is lost after the first)."""
 
 
 def stored(db: Path) -> list[tuple]:
@@ -174,9 +187,9 @@ class Scenario:
         if proc.returncode != 0:
             raise RuntimeError(f"ray start {name} failed: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
-    def start_head(self) -> None:
+    def start_head(self, name: str = "head") -> None:
         health = json.dumps({"health_check_period_ms": 500, "health_check_failure_threshold": 3})
-        self.ray_start("head", "--head", "--port", str(PORT), "--num-cpus", "2", "--include-dashboard", "false",
+        self.ray_start(name, "--head", "--port", str(PORT), "--num-cpus", "2", "--include-dashboard", "false",
                        "--system-config", health)  # fmt: skip
 
     def add_node(self, name: str, *extra: Path) -> None:
@@ -216,6 +229,22 @@ class Scenario:
             except ProcessLookupError:
                 pass
         return len(pids)
+
+    def clear(self) -> None:
+        """End every process in the namespace but this one, before a head starts again at the
+        same address: a killed head leaves processes that name no temp dir (Ray's client proxy)
+        and would talk to the new head as if it were the old one."""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            alive = [pid for pid in self.processes() if pid != os.getpid() and not _zombie(pid)]
+            if not alive:
+                return
+            for pid in alive:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
 
     def run(self, command: list[str], extra_env: dict[str, str] | None = None, watch: Any = None) -> dict[str, Any]:
         """Run a command to its end (``watch(proc)`` is called every 0.05 s while it runs)."""
@@ -298,6 +327,33 @@ class Scenario:
                           watch=watch)  # fmt: skip
         self.save("head", {**result, "killed": watch.state["killed"], "hands": hand_count(db)})
 
+    def ppo_with_the_head_lost(self) -> None:
+        """On a new cluster (head2, w4), PPO whose head is killed once its first update is saved;
+        then, on a head started again at the same address, the command its last line gives."""
+        self.clear()
+        self.start_head("head2")
+        self.add_node("w4")
+        out = self.root / "ppo-resumed"
+        watch = self.kill_when(lambda: any(out.glob(f"*/{RESUME_FILE}")), "head2")
+        command = [PYTHON, "-m", "training.ppo", *PPO_RESUMED, "--backend", "ray", "--rollout-workers", "2"]
+        lost = self.run([*command, "--ray-address", ADDRESS, "--out-dir", str(out)], watch=watch)
+        self.save("ppo_head", {"lost": {**lost, "killed": watch.state["killed"]}})
+        self.clear()  # w4's raylet would wait a minute for the head before it ends
+        self.start_head("head3")
+        given = lost["stderr"].rpartition("continue with: ")[2].strip()
+        if not given.startswith("python -m training.ppo "):
+            return
+        resumed = self.run([PYTHON, *shlex.split(given)[1:]])
+        self.save("ppo_head", {"lost": {**lost, "killed": watch.state["killed"]}, "given": given, "resumed": resumed})
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended (killed, not yet reaped: it holds no port any more)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
 
 def _scenario(root: Path) -> None:
     """The body of the namespace's first process (module docstring)."""
@@ -316,6 +372,7 @@ def _scenario(root: Path) -> None:
     scenario.kill_node("w3")
     scenario.rllib()
     scenario.head_lost()
+    scenario.ppo_with_the_head_lost()
     scenario.save("seconds", round(time.monotonic() - started, 1))
 
 
@@ -455,12 +512,38 @@ def a_lost_head(run: dict[str, Any], tmp_path: Path) -> None:
     assert run["seconds"] < 60, "it must not wait for Ray's minute of retries"
 
 
+def a_ppo_run_resumed_after_its_head_was_lost(run: dict[str, Any], tmp_path: Path) -> None:
+    """One line with the --resume command; that command, typed on the cluster started again,
+    finishes the run with the network of an uninterrupted run on one machine."""
+    torch = pytest.importorskip("torch")
+    from training import ppo
+
+    lost = run["lost"]
+    assert lost["killed"] and lost["rc"] == 1, lost
+    errors = [line for line in lost["stderr"].splitlines() if line.startswith("python -m training.ppo: error:")]
+    assert len(errors) == 1, lost["stderr"]
+    assert f"lost the Ray head at {ADDRESS}" in errors[0] and "continue with: " in errors[0], errors[0]
+    assert lost["seconds"] < 60, "it must not wait for Ray's minute of retries"
+    assert "resumed" in run, f"the command it gave was not run: {errors[0]}"
+    resumed = run["resumed"]
+    assert resumed["rc"] == 0, f"{run['given']}\n{resumed['stderr']}"
+    (after,) = re.findall(r"resuming \S+ after update (\d) of 6", resumed["stderr"])
+    assert 1 <= int(after) < 6, resumed["stderr"]  # the run was cut in the middle
+    assert RESUME_FILE == ppo.RESUME_FILE
+    remote = Path(resumed["stdout"].strip().splitlines()[-1])
+    local = ppo.main([*PPO_RESUMED, "--out-dir", str(tmp_path)])
+    first = torch.load(remote, weights_only=True)["state_dict"]
+    second = torch.load(local, weights_only=True)["state_dict"]
+    assert all(torch.equal(first[k], second[k]) for k in first)
+
+
 CHECKS = {
     "tournament": a_tournament,
     "ppo": a_ppo_update,
     "lacking": a_node_lacking_numpy,
     "rllib": the_rllib_example,
     "head": a_lost_head,
+    "ppo_head": a_ppo_run_resumed_after_its_head_was_lost,
 }
 """The checks of the cluster test, by the scenario step whose results each reads."""
 

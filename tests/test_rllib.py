@@ -6,6 +6,7 @@ stdout), and its checkpoint entering a tournament through the RLlib adapter (ski
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -113,3 +114,50 @@ def test_the_example_joins_ray_address_and_says_in_one_line_when_nothing_answers
     with pytest.raises(SystemExit) as exit_:
         main(["--checkpoint", str(tmp_path / "ckpt"), "--env-runners", "-1"])
     assert exit_.value.code == 2 and "--env-runners" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_resumes_from_its_last_saved_iteration(tmp_path, monkeypatch, caplog, capsys):
+    """Stopped after iteration 1 of 2, ``--resume CHECKPOINT`` restores the saved algorithm and runs
+    iteration 2 only: RLlib's counters go on from the first iteration's, the settings are the
+    stored ones, and the checkpoint says 2 iterations are done."""
+    import ray
+
+    from training import rllib_example
+
+    checkpoint = tmp_path / "ckpt"
+    save = rllib_example._save
+
+    class Stop(Exception):  # noqa: N818 - the run is stopped, not failing
+        pass
+
+    def save_and_stop(algo, path, variant, state):
+        save(algo, path, variant, state)
+        raise Stop
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # both runs join it
+    try:
+        monkeypatch.setattr(rllib_example, "_save", save_and_stop)
+        with pytest.raises(Stop):
+            rllib_example.train("changchun", iterations=2, train_batch_size=200, checkpoint=checkpoint)
+        monkeypatch.setattr(rllib_example, "_save", save)
+        state = json.loads((checkpoint / rllib_example.RESUME_FILE).read_text())
+        assert state == {"iteration": 1, "args": {"variant": "changchun", "iterations": 2, "train_batch_size": 200}}
+        with caplog.at_level(logging.INFO, logger="training.rllib_example"):
+            assert rllib_example.main(["--resume", str(checkpoint), "--no-progress"]) == checkpoint.resolve()
+    finally:
+        ray.shutdown()
+    messages = [record.getMessage() for record in caplog.records]
+    assert f"resuming {checkpoint.resolve()} after iteration 1 of 2" in messages
+    ((iteration, steps),) = re.findall(r"iteration (\d+): env steps ([\d.]+)", "\n".join(messages))
+    assert iteration == "2" and float(steps) >= 400  # iteration 1 not again; RLlib's counters went on from it
+    assert json.loads((checkpoint / rllib_example.RESUME_FILE).read_text())["iteration"] == 2
+    assert json.loads((checkpoint / "mahjong_meta.json").read_text()) == {"variant": "changchun", "module": "learner"}
+    assert not checkpoint.with_name("ckpt.partial").exists() and not checkpoint.with_name("ckpt.previous").exists()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        rllib_example.main(["--resume", str(checkpoint), "--train-batch-size", "400"])
+    assert exit_.value.code == 1 and "--train-batch-size 400 differs from its 200" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        rllib_example.main(["--resume", str(tmp_path)])
+    assert exit_.value.code == 1 and "holds no mahjong_resume.json" in capsys.readouterr().err

@@ -66,6 +66,7 @@ import json
 import logging
 import os
 import random
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -625,12 +626,14 @@ def _connect(args: Args) -> Cluster:
 
 def _exit_on_head_loss(cluster: Cluster, args: Args, run_dir: Path) -> None:
     """A lost head ends the process with one line and the ``--resume`` command."""
-    address = f" --ray-address {args.ray_address}" if args.ray_address else ""
+    where = f"--backend ray --rollout-workers {args.rollout_workers}"
+    if args.ray_address:
+        where += f" --ray-address {shlex.quote(args.ray_address)}"
 
     def then() -> str:
         if not (run_dir / RESUME_FILE).exists():
             return "no update had finished: start the run again"
-        return f"continue with: python -m training.ppo --resume {run_dir} --backend ray{address}"
+        return f"continue with: python -m training.ppo --resume {shlex.quote(str(run_dir))} {where}"
 
     cluster.on_head_lost(exiting("python -m training.ppo", then))
 
