@@ -34,6 +34,7 @@ import pytest
 from agents.tournament import storage
 from agents.tournament.cli import main
 from agents.tournament.config import TournamentConfig
+from agents.tournament.play import hand_points
 from agents.tournament.report import write_report
 from agents.tournament.runner import TournamentError, run_tournament
 from agents.tournament.schedule import derive_seed
@@ -41,6 +42,7 @@ from agents.tournament.storage import ResultStore
 from agents.tournament.testing import MisbehavingAgent
 
 HERE = Path(__file__).resolve()
+FORFEIT_PAYMENT = 3 * 2.0**6 + 3 * 136  # Changchun's default fan cap 7 (agents.tournament.play.forfeit_payment)
 REPO = HERE.parents[1]
 
 
@@ -92,37 +94,41 @@ class Exiter(MisbehavingAgent):
 
 
 class Cheater(MisbehavingAgent):
-    """Looks for the runner's envs in its own process and logs what it could see; plays randomly."""
-
-    def __init__(self, seed: int | None = 0, probability: float | None = None, log: str = "") -> None:
-        super().__init__(seed, probability)
-        self.log = log
+    """Looks for the runner's envs in its own process and raises with what it could see, so
+    that the forfeit's message tells (a sandboxed agent can write no file of ours)."""
 
     def misbehave(self, observation: dict[str, np.ndarray]) -> int:
         import agents.tournament.play as play
 
         seen = [len(env.game.wall.tiles) if hasattr(env.game, "wall") else 1 for env in play._ENVS.values()]
-        with open(self.log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"envs": len(play._ENVS), "seen": seen}) + "\n")
-        return super(MisbehavingAgent, self).act(observation)
+        raise RuntimeError("CHEAT " + json.dumps({"envs": len(play._ENVS), "seen": seen}))
+
+
+def cheats(forfeits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the `Cheater`s saw, from their forfeits' messages."""
+    found = [f["message"].rsplit("CHEAT ", 1)[1] for f in forfeits if "CHEAT " in f["message"]]
+    return [json.loads(text.splitlines()[0]) for text in found]
+
+
+_PEEKED: list[list[Any]] = []
 
 
 class SeedPeeker(MisbehavingAgent):
-    """Logs the first draw of Python's global generator at its first decision of each hand (the
-    seed its process was given), with its seat; plays randomly."""
+    """Draws from Python's global generator at each of its seats' first decision of a hand (the
+    seed its process was given; one process serves both its seats) and, once both have drawn,
+    raises with the draws, so that the forfeit's message tells them."""
 
-    at_decision = 1
-
-    def __init__(self, seed: int | None = 0, probability: float | None = None, log: str = "") -> None:
-        super().__init__(seed, probability)
-        self.log = log
+    def reset(self) -> None:
+        super().reset()
+        _PEEKED.clear()
 
     def act(self, observation: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
         if self.decisions == 0:
             import random
 
-            with open(self.log, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"seat": (info or {})["view"]["seat"], "draw": random.random()}) + "\n")
+            _PEEKED.append([(info or {})["view"]["seat"], random.random()])
+            if len(_PEEKED) == 2:
+                raise RuntimeError("SEEDS " + json.dumps(_PEEKED))
         self.decisions += 1
         return super(MisbehavingAgent, self).act(observation)
 
@@ -258,7 +264,8 @@ def run_cli(tmp_path: Path, entrant: str, *extra: str, workers: int = 1, timeout
 
 def check_accounted(db: Path, expected: int) -> Counter:
     """Every hand is stored once, zero-sum, with each forfeit charged to the seat that made it
-    (−3 for it, +1 for each other seat, API.md "Actions"); returns (agent, kind) counts."""
+    (the env's −3 for it, +1 for each other seat, API.md "Actions"; in points, it pays each
+    entrants' seats `FORFEIT_PAYMENT` in all); returns (agent, kind) counts."""
     kinds: Counter = Counter()
     with ResultStore(db) as store:
         hands = list(store.hands())
@@ -274,6 +281,7 @@ def check_accounted(db: Path, expected: int) -> Counter:
         assert hand["seats"][seat] == forfeit["agent"]
         assert hand["result"]["outcome"] == "illegal"
         assert hand["result"]["deltas"] == [-3.0 if s == seat else 1.0 for s in range(4)]
+        assert hand["points"] == hand_points(hand["result"], hand["seats"], seat, FORFEIT_PAYMENT)
         kinds[(forfeit["agent"], forfeit["kind"])] += 1
     return kinds
 
@@ -357,18 +365,30 @@ def test_an_agent_that_kills_its_parent_forfeits_and_the_run_goes_on(tmp_path, w
     assert check_accounted(tmp_path / "t.sqlite", 2) == {("killer", "exit"): 2}
 
 
-def test_an_agent_that_kills_the_worker_is_charged_on_the_replay(tmp_path):
+def unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without bubblewrap, with ``--allow-unsandboxed``: isolated entrants run
+    in plain processes, which can see and signal the worker."""
+    from agents.tournament import runner
+
+    monkeypatch.setattr(runner, "available", lambda: (None, "no sandbox in this test"))
+
+
+def test_an_agent_that_kills_the_worker_is_charged_on_the_replay(tmp_path, monkeypatch):
+    unsandboxed(monkeypatch)
     entrants = (("killer", spec(Killer, whom="peer")), ("rand", "random"))
-    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1, max_attempts=1)
+    summary = run_tournament(
+        config(entrants), tmp_path / "t.sqlite", workers=1, max_attempts=1, allow_unsandboxed=True
+    )
     assert check_accounted(tmp_path / "t.sqlite", 2) == {("killer", "exit"): 2}
     assert all("held to have killed it" in f["message"] for f in summary.forfeits)
     assert not summary.failures
 
 
-def test_an_agent_that_kills_the_worker_while_a_rival_thinks_does_not_get_the_rival_charged(tmp_path):
+def test_an_agent_that_kills_the_worker_while_a_rival_thinks_does_not_get_the_rival_charged(tmp_path, monkeypatch):
+    unsandboxed(monkeypatch)
     flag, done = tmp_path / "thinking", tmp_path / "killed"
     entrants = (("thinker", spec(Thinker, flag=flag)), ("framer", spec(Framer, flag=flag, done=done)))
-    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1)
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=1, allow_unsandboxed=True)
     assert done.exists()  # the framer did kill the worker while the thinker's decision was in flight
     assert check_accounted(tmp_path / "t.sqlite", 2) == {}  # the replay did not die again: nobody is charged
     assert summary.hands_played == 2
@@ -410,11 +430,10 @@ def test_an_explicit_seed_plays_the_deals_it_always_did(tmp_path):
 
 
 def test_an_isolated_agent_cannot_read_the_runner_globals(tmp_path):
-    log = tmp_path / "cheat.log"
-    entrants = (("cheater", spec(Cheater, log=log)), ("rand", "random"))
-    run_tournament(config(entrants, deals=2), tmp_path / "t.sqlite", workers=0)
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len(lines) == 8 and all(line["envs"] == 0 for line in lines)  # the cheater looked and saw no env
+    entrants = (("cheater", spec(Cheater)), ("rand", "random"))
+    summary = run_tournament(config(entrants, deals=2), tmp_path / "t.sqlite", workers=0)
+    seen = cheats(summary.forfeits)
+    assert len(seen) == 4 and all(line["envs"] == 0 for line in seen)  # the cheater looked and saw no env
 
 
 def test_an_isolated_agent_is_seeded_with_its_own_seats_seed_not_a_rivals(tmp_path):
@@ -424,11 +443,10 @@ def test_an_isolated_agent_is_seeded_with_its_own_seats_seed_not_a_rivals(tmp_pa
 
     from agents.tournament.schedule import schedule
 
-    log = tmp_path / "seeds.log"
-    entrants = (("rand", "random"), ("peeker", spec(SeedPeeker, log=log)))
+    entrants = (("rand", "random"), ("peeker", spec(SeedPeeker)))
     tournament = config(entrants, deals=1)
-    run_tournament(tournament, tmp_path / "t.sqlite", workers=0)
-    draws = [json.loads(line)["draw"] for line in log.read_text().splitlines()]
+    summary = run_tournament(tournament, tmp_path / "t.sqlite", workers=0)
+    draws = [d for f in summary.forfeits for _, d in json.loads(f["message"].rsplit("SEEDS ", 1)[1].splitlines()[0])]
     expected = []
     for task in schedule(tournament):  # two seatings, the peeker at seats 1, 3 and then 0, 2
         stream = random.Random(task.agent_seeds[task.seats.index("peeker")])
@@ -438,11 +456,10 @@ def test_an_isolated_agent_is_seeded_with_its_own_seats_seed_not_a_rivals(tmp_pa
 
 def test_the_cheater_does_see_the_game_when_trusted_in_process(tmp_path):
     """The cheater works: in-process (``isolate="none"``, the user trusting it) it finds the env."""
-    log = tmp_path / "cheat.log"
-    entrants = (("cheater", spec(Cheater, log=log)), ("rand", "random"))
-    run_tournament(config(entrants), tmp_path / "t.sqlite", workers=0, isolate="none")
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert lines and all(line["envs"] >= 1 for line in lines)
+    entrants = (("cheater", spec(Cheater)), ("rand", "random"))
+    summary = run_tournament(config(entrants), tmp_path / "t.sqlite", workers=0, isolate="none")
+    seen = cheats(summary.forfeits)
+    assert seen and all(line["envs"] >= 1 for line in seen)
 
 
 @pytest.mark.parametrize("isolate", ["auto", "none"])
@@ -462,7 +479,7 @@ def _hostile_field(tmp_path: Path, probability: float) -> tuple[tuple[str, str],
         ("looper", spec(InfiniteLooper, probability=probability)),
         ("sysexit", spec(Exiter, probability=probability, how="sys")),
         ("osexit", spec(Exiter, probability=probability, how="os")),
-        ("cheater", spec(Cheater, probability=probability, log=tmp_path / "cheat.log")),
+        ("cheater", spec(Cheater, probability=probability)),
         ("forger", spec(MaskForger, probability=probability)),
         ("rand", "random"),
     )
@@ -475,7 +492,14 @@ def _accounting(tmp_path: Path, deals: int, probability: float, workers: int) ->
         config(field, deals=deals, seed=9, move_timeout=1.0), db, workers=workers, load_timeout=120
     )
     kinds = check_accounted(db, 4 * deals)
-    expected = {"catcher": "timeout", "looper": "timeout", "sysexit": "exit", "osexit": "exit", "forger": "illegal"}
+    expected = {
+        "catcher": "timeout",
+        "looper": "timeout",
+        "sysexit": "exit",
+        "osexit": "exit",
+        "forger": "illegal",
+        "cheater": "crash",
+    }
     caught = {agent for (agent, kind) in kinds if expected.get(agent) == kind}
     assert caught == set(expected)  # every kind of hostile agent was caught, as what it did
     slow = [f for f in summary.forfeits if (f["agent"], f["kind"]) not in expected.items()]
@@ -483,7 +507,7 @@ def _accounting(tmp_path: Path, deals: int, probability: float, workers: int) ->
         assert forfeit["kind"] == "timeout" and forfeit["message"].startswith("decision took"), forfeit
     assert len(slow) <= len(summary.forfeits) // 10
     assert summary.hands_played == 4 * deals and not summary.failures
-    assert all(json.loads(line)["envs"] == 0 for line in (tmp_path / "cheat.log").read_text().splitlines())
+    assert all(line["envs"] == 0 for line in cheats(summary.forfeits))
     with ResultStore(db) as store:
         write_report(summary, store, tmp_path / "report")
     text = (tmp_path / "report" / "report.md").read_text()

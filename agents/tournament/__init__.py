@@ -10,9 +10,11 @@ Modules, one concept each:
 - `schedule`: seatings of the duplicate and random-seats formats, and every seed
   (the doc of `agents.tournament.schedule` gives the designs for 2, 3, 4 and more entrants).
 - `play`: one hand: agents seeded per hand, isolation (entrants that are not this package's
-  code play in their own process, `agents.sandbox`), time limits, forfeits and how they are scored.
+  baseline agents play in their own sandboxed process, `agents.sandbox`), time limits,
+  forfeits and how they are scored.
 - `backends`: in-process, local worker processes, or Ray; dead workers' hands re-run isolated,
   and charged to the isolated agent the worker was waiting for.
+- `verify`: every stored hand replayed and checked against its record before results are shown.
 - `storage`: the SQLite database (schema in its doc) and the JSON Lines export
   (``mahjong-tournament export --db FILE --jsonl OUT``: no agent is loaded).
 - `stats`: means with bootstrap intervals over deals, rates, paired head-to-head, OpenSkill.

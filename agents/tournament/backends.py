@@ -19,16 +19,22 @@ A worker that dies while playing a hand (killed, out of memory, a crash in nativ
 in-process agent calling ``os._exit``) is replaced and the hand is played again with every
 agent isolated (``isolate="all"``), so that an agent that ends its own process is charged with
 an ``exit`` forfeit instead of cancelling the hand. A local worker that dies while it waits for
-an isolated agent (`agents.tournament.play.Flight`) was killed from outside: when it dies twice
-waiting for the same entrant, the next replay charges that entrant (a `Charge`: it forfeits at
-that decision, ``exit``, without being asked again), whatever ``max_attempts`` says (`_Deaths`).
+an isolated agent (`agents.tournament.play.Flight`) was killed from outside. Sandboxed entrants
+cannot see or signal a worker (their own pid namespace), so such a death is charged to nobody
+and the hand is played again; for an entrant isolated without a sandbox (``--allow-unsandboxed``),
+when the worker dies twice waiting for the same entrant, the next replay charges that entrant (a
+`Charge`: it forfeits at that decision, ``exit``, without being asked again), whatever
+``max_attempts`` says (`_Deaths`). The coordinator's watchdog looks at its busy workers every
+second: a stopped one (SIGSTOP, which only in-process code or the machine's users can send) is
+killed and counted as dead, so nothing hangs the run. Every worker sets ``PR_SET_DUMPABLE`` 0.
 After ``max_attempts`` deaths the hand is reported as a failure (stored in the ``failures``
 table, tried again by ``--resume``) and the tournament goes on. Tasks are taken from the
 schedule as workers become free (lazily).
 
 Where the charge cannot reach: with ``--workers 0`` the worker is the coordinator, so an agent
 that kills it ends the run (``--resume`` continues it, and meets the agent again); on Ray, a
-dead task is replayed isolated but not charged. An agent that kills only its own parent kills
+dead task is replayed isolated but not charged (a sandboxed agent cannot kill a Ray worker; a
+node that cannot run the sandbox gets no hands, `_sandboxes_here`). An agent that kills only its own parent kills
 its keeper process and forfeits in every backend (`agents.sandbox`).
 
 Workers limit PyTorch and BLAS to one thread each (one hand per core).
@@ -51,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.sandbox import set_undumpable
 from agents.tournament import play
 from agents.tournament.play import Flight, play_hand
 from agents.tournament.schedule import Charge, HandTask
@@ -123,6 +130,9 @@ class _Deaths:
             return _isolated(task) if retry else None
         seat, step, phase = waiting
         suspect = task.seats[seat]
+        box = dict(task.sandboxes).get(suspect)
+        if box is not None and box.confined:  # it cannot see the worker: someone else killed it
+            return _isolated(task) if retry else None
         if self._suspects.get(task.key) == suspect:
             message = (
                 f"the worker process playing the hand died (exit code {code}) while it waited for this agent's "
@@ -160,6 +170,7 @@ def execute(
             queue, on_result, on_failure, replayed, workers, ray_address, max_attempts, entrants or {}, on_head_lost
         )
     elif workers == 0:
+        set_undumpable()  # this process holds the game
         try:
             while (task := queue.next()) is not None:
                 status, value = _play_safely(task)
@@ -178,6 +189,7 @@ def execute(
 
 def _worker_main(conn: multiprocessing.connection.Connection, cells: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
+    set_undumpable()  # it holds the game: no /proc/PID/mem, no ptrace for other processes
     _one_thread()
     flight = Flight(cells)
     while True:
@@ -226,15 +238,20 @@ def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, worker
         while any(w.task is not None for w in pool):
             busy = [w for w in pool if w.task is not None]
             waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
-            ready = multiprocessing.connection.wait(waitables)
+            ready = multiprocessing.connection.wait(waitables, timeout=_WATCH)
+            stopped = {id(w) for w in busy if _stopped(w.process.pid)}
             for index, worker in enumerate(pool):
-                if worker.task is None or (worker.conn not in ready and worker.process.sentinel not in ready):
+                if worker.task is None or (
+                    worker.conn not in ready and worker.process.sentinel not in ready and id(worker) not in stopped
+                ):
                     continue
                 task = worker.task
                 try:
                     status, value = worker.conn.recv() if worker.conn.poll() else ("dead", None)
                 except (EOFError, OSError):
                     status, value = "dead", None
+                if id(worker) in stopped and status == "dead":
+                    logger.warning("a worker was stopped (SIGSTOP) while playing deal %d seating %d: killed", *task.key)
                 if status == "dead":
                     worker.kill()
                     attempts[task.key] += 1
@@ -258,6 +275,19 @@ def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, worker
         for worker in pool:
             worker.process.join(2)
             worker.kill()
+
+
+_WATCH = 1.0
+"""Seconds between the coordinator's looks at its workers (the watchdog)."""
+
+
+def _stopped(pid: int | None) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP, ptrace): it would never answer."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
 
 
 def _dispatch(worker: _Worker, queue: _Tasks) -> None:
@@ -285,7 +315,45 @@ def _ray_play(task: HandTask, shipment: Any) -> tuple[str, Any]:
     problems = shipment.problems()
     if problems:
         return "node", "; ".join(problems)
-    return _play_safely(dataclasses.replace(task, specs=tuple(shipment.localize(spec) for spec in task.specs)))
+    task = dataclasses.replace(task, specs=tuple(shipment.localize(spec) for spec in task.specs))
+    try:
+        task = _sandboxes_here(task)
+    except RuntimeError as error:
+        return "node", str(error)
+    return _play_safely(task)
+
+
+_NODE_STAGING: dict[str, Any] = {}
+
+
+def _sandboxes_here(task: HandTask) -> HandTask:
+    """The task's sandboxes with their files staged on this node, where the coordinator's
+    copies are not (another machine of a Ray cluster); RuntimeError if it cannot sandbox."""
+    import tempfile
+
+    from agents.sandbox import available, stage
+
+    boxes = []
+    for name, box in task.sandboxes:
+        if box.confined:  # the spec names this node's copies of the shipped files: mount those
+            spec = task.specs[task.seats.index(name)]
+            if spec not in _NODE_STAGING:
+                uid, why = available()
+                if why is not None:
+                    raise RuntimeError(f"cannot sandbox entrant {name} here: {why}")
+                if "folder" not in _NODE_STAGING:
+                    import atexit
+                    import shutil
+
+                    _NODE_STAGING["folder"] = tempfile.mkdtemp(prefix="mahjong-entrants-")
+                    atexit.register(shutil.rmtree, _NODE_STAGING["folder"], True)
+                folder = _NODE_STAGING["folder"]
+                os.chmod(folder, 0o755)
+                binds, paths, _ = stage(spec, folder)
+                _NODE_STAGING[spec] = dataclasses.replace(box, binds=binds, paths=paths, uid=uid, log=None)
+            box = _NODE_STAGING[spec]
+        boxes.append((name, box))
+    return dataclasses.replace(task, sandboxes=tuple(boxes))
 
 
 def shipping(entrants: dict[str, dict[str, Any]]) -> tuple[list[tuple[str, str, str | None]], list[str], list[Any]]:
@@ -307,7 +375,7 @@ def shipping(entrants: dict[str, dict[str, Any]]) -> tuple[list[tuple[str, str, 
         needs += [name for name in _KIND_REQUIREMENTS.get(parsed.kind, ()) if name not in needs]
         if parsed.kind == "rllib" and not packages:
             packages.append(importlib.import_module("training"))  # the RLModule class a checkpoint names
-        if parsed.kind == "module" and not agents.is_trusted(entry["spec"]):
+        if parsed.kind == "module" and not play._trusted(entry["spec"]):
             top = parsed.target.split(".")[0]
             found = importlib.util.find_spec(top)  # finds it without running it (the entrant may be isolated)
             if found is not None and found.origin:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cluster import ClusterError
+from agents.sandbox import Limits
 from agents.tournament.backends import BACKENDS
 from agents.tournament.config import (
     FORMATS,
@@ -68,7 +69,8 @@ agent specs (see agents.load): random | heuristic | torch:PATH.pt | sb3:PATH.zip
   module.path:Class (from the installed packages or the current folder) | path/to/agent.py:Class,
   each optionally followed by ?key=value&key=value (constructor keywords, values read as JSON),
   e.g. 'mine=my_agent.py:MyAgent?ckpt=run/model.zip&temperature=0.5' (quote it for the shell).
-  Entrants that are not this package's own code run in their own process (--isolate).
+  Entrants that are not this package's baseline agents run in their own sandboxed process (--isolate;
+  bubblewrap needed, else refused unless --allow-unsandboxed).
 
 examples:
   mahjong-tournament --variant changchun --agents random heuristic
@@ -170,6 +172,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="which entrants run in their own process, seeing only their observation, with a hard deadline: "
         "auto (default: every entrant that is not this package's own code or a torch: checkpoint), all, "
         "none (trust every agent: faster, but an agent could read the game or bend the time limit)",
+    )
+    run.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="where bubblewrap or user namespaces are missing, run untrusted entrants in a plain process "
+        "anyway (they could then read the game's memory and the results database): without it they are refused",
+    )
+    run.add_argument(
+        "--limit",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a sandbox limit per entrant process: memory_mb (default 4096), processes (256), file_mb (64), "
+        "cpu_seconds (3600), output_kb (256, of its stdout and stderr kept in DB-logs/NAME.log); repeat the flag",
     )
     run.add_argument(
         "--load-timeout",
@@ -299,6 +314,24 @@ def _config(args: argparse.Namespace, db: Path, given: dict[str, Any]) -> Tourna
         raise TournamentError(str(error)) from None
 
 
+def _limits(items: list[str] | None) -> Limits:
+    """``--limit NAME=VALUE`` items as `Limits`; TournamentError naming a bad one."""
+    names = [field.name for field in dataclasses.fields(Limits)]
+    given: dict[str, int] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or name.strip() not in names:
+            raise TournamentError(f"--limit {item!r}: give NAME=VALUE with NAME one of {', '.join(names)}")
+        try:
+            given[name.strip()] = int(value)
+        except ValueError:
+            raise TournamentError(f"--limit {item!r}: the value must be a whole number") from None
+    try:
+        return Limits(**given)
+    except ValueError as error:
+        raise TournamentError(f"--limit: {error}") from None
+
+
 def _check_args(args: argparse.Namespace) -> None:
     if args.trust_db and not args.resume:
         raise TournamentError("--trust-db goes with --resume (it runs the specs stored in the database)")
@@ -375,6 +408,8 @@ def _run(argv: list[str]) -> int:
             load_timeout=args.load_timeout,
             allow_variant_mismatch=args.allow_variant_mismatch,
             report_dir=report_dir if args.report or not args.resume else None,
+            allow_unsandboxed=args.allow_unsandboxed,
+            limits=_limits(args.limit),
         )
         print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl, len(replays)))
         if "seed" not in given and not args.resume:
@@ -423,6 +458,10 @@ def resume_command(args: argparse.Namespace, db: Path, config: TournamentConfig 
         words += ["--agents", *(f"{name}={spec}" for name, spec in config.agents)]
     if args.allow_variant_mismatch:
         words.append("--allow-variant-mismatch")
+    if args.allow_unsandboxed:
+        words.append("--allow-unsandboxed")
+    for item in args.limit or []:
+        words += ["--limit", item]
     defaults = build_parser().parse_args([])
     for option in ("isolate", "load_timeout", "backend", "ray_address", "max_attempts", "report", "export_jsonl"):
         value = getattr(args, option)

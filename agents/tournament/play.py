@@ -14,35 +14,45 @@ too (in the worker with seat 0's seed; in an isolated entrant's process, which s
 seats, with the seed of its first seat in the hand, so that no entrant learns the seed a
 rival's agent plays with). Building an agent does not count against the move time limit.
 
-Isolation (``task.isolate``). ``"auto"`` (the default) runs every entrant whose spec is not
-this package's own code (`agents.is_trusted`: user modules and files, SB3 and RLlib files) in
-its own process (`agents.sandbox.IsolatedAgent`), ``"all"`` every entrant, ``"none"`` none.
-An isolated agent gets copies of its observation and info and nothing else, and its deadline
-is enforced by killing its process. Every agent, isolated or not, gets copies: the legality of
-its action is judged by the env's own mask, never by the agent's copy.
+Isolation (``task.isolate``). ``"auto"`` (the default) runs every entrant that is not one of
+this package's baseline agents (`agents.sandbox.trusted`, decided from the class the spec
+resolves to and its file, never from the spec's spelling) in its own process
+(`agents.sandbox.IsolatedAgent`), confined by the entrant's `agents.sandbox.Sandbox` from
+``task.sandboxes``; ``"all"`` every entrant, ``"none"`` none. An isolated agent gets copies of
+its observation and info and nothing else, and its deadline is enforced by killing its process.
+Every agent, isolated or not, gets copies: the legality of its action is judged by the env's own
+mask, never by the agent's copy.
 
 Forfeits. An agent forfeits the hand when it raises (``crash``), returns something that is not
 a legal action id (``illegal``), takes longer than ``move_timeout`` seconds for a decision
 (``timeout``; an isolated agent's process is killed then; an in-process one is interrupted by
 ``SIGALRM`` where the worker runs in a main thread, otherwise measured when the call returns),
 or ends its process or calls ``sys.exit`` (``exit``). The hand then ends as the environment's
-``illegal`` outcome (``illegal_action="penalize"``, API.md): the offender pays 1 point to each
-other seat (−3 for it, +1 for each other), kong payments already made stand, and the
-tournament goes on. An in-process agent that kills its worker process (``os._exit``, a native
-crash) cannot be told from the others at that moment: the backends play such a hand again with
-every agent isolated, which charges the agent that ends its process (`agents.tournament.backends`).
+``illegal`` outcome (``illegal_action="penalize"``, API.md) and the tournament goes on. In
+tournament points the offender pays `forfeit_payment` instead of the env's 1 point to each other
+seat: 3 × 2^(fan_cap−1) + 408 (600 in Changchun, 504 in Xinjiang with the default caps), the most
+a win can take from all its payers plus a bound on every kong payment the hand could move,
+shared by the seats of other entrants (`hand_points`). So a forfeit costs at least the most the
+hand could have cost that seat, or its entrant's seats together: no strategy gains by
+forfeiting. Kong payments already made stand. An in-process agent that kills its worker process
+(``os._exit``, a native crash) cannot be told from the others at that moment: the backends play
+such a hand again with every agent isolated, which charges the agent that ends its process
+(`agents.tournament.backends`).
 
 Killed workers. While the worker waits for an isolated agent (its construction or a decision),
 `Flight` notes the seat and the decision number in memory shared with the coordinator. None of
 the agent's code runs in the worker then, so a worker that dies while it waits was killed from
-outside, by that agent (which can find the worker's pid) or by another one at that moment: the
-backends replay the hand, and when it dies waiting for the same entrant again, replay it with a
-`Charge`: the agent forfeits (``exit``) at that decision without being asked again.
+outside. A sandboxed agent cannot have done it (it sees no process outside its sandbox), and
+neither can any rival sandboxed one: the hand is played again, charged to nobody. An agent
+isolated without a sandbox (``--allow-unsandboxed``) can find the worker's pid: when the worker
+dies twice waiting for the same such entrant, the backends replay the hand with a `Charge`: the
+agent forfeits (``exit``) at that decision without being asked again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import operator
@@ -58,11 +68,22 @@ import numpy as np
 
 import agents
 from agents.base import agent_info
-from agents.sandbox import AgentFault, IsolatedAgent
+from agents.sandbox import AgentFault, IsolatedAgent, Sandbox, trusted
 from agents.tournament.schedule import Charge, HandTask
 from mahjong_env import actions as A
 
-__all__ = ["ISOLATION", "AgentPool", "Flight", "feeder", "isolated", "play_hand", "seed_globals"]
+__all__ = [
+    "ISOLATION",
+    "KONG_ALLOWANCE",
+    "AgentPool",
+    "Flight",
+    "feeder",
+    "forfeit_payment",
+    "hand_points",
+    "isolated",
+    "play_hand",
+    "seed_globals",
+]
 
 ISOLATION = ("auto", "all", "none")
 _FEEDING = ("discard", "ready", "added_kong", "special_add")
@@ -76,10 +97,16 @@ class _MoveTimeout(BaseException):
 
 
 def isolated(spec: str, mode: str) -> bool:
-    """Whether an entrant with ``spec`` runs in its own process under isolation ``mode``."""
+    """Whether an entrant with ``spec`` runs in its own process under isolation ``mode``
+    (``auto``: unless `agents.sandbox.trusted`, which looks at the class the spec resolves to)."""
     if mode not in ISOLATION:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATION)}, got {mode!r}")
-    return mode == "all" or (mode == "auto" and not agents.is_trusted(spec))
+    return mode == "all" or (mode == "auto" and not _trusted(spec))
+
+
+@functools.lru_cache(maxsize=256)
+def _trusted(spec: str) -> bool:
+    return trusted(spec)
 
 
 class Flight:
@@ -150,12 +177,15 @@ class AgentPool:
         isolate: str,
         load_timeout: float,
         flight: Flight | None = None,
+        sandbox: Sandbox | None = None,
     ) -> _Seat:
         """The seat's agent, ready for a hand; `AgentFault` if it cannot be built."""
         if isolated(spec, isolate):
             proxy = self._proxies.get((name, spec))
-            if proxy is None:
-                proxy = self._proxies[(name, spec)] = IsolatedAgent(spec, load_timeout)
+            if proxy is None or proxy.sandbox != sandbox:
+                if proxy is not None:
+                    proxy.kill()
+                proxy = self._proxies[(name, spec)] = IsolatedAgent(spec, load_timeout, sandbox)
             proxy.load_timeout = load_timeout
             with _waiting(flight, seat, 0, 0):
                 proxy.begin(seat, seed, global_seed)
@@ -299,6 +329,35 @@ def feeder(result: dict[str, Any], actions: list[list[Any]]) -> int | None:
     return None
 
 
+KONG_ALLOWANCE = 3 * 136.0
+"""A bound on the kong payments, additions and refunds a hand can move (at most 3 points per
+tile of the 136: a concealed 大蛋 kong of 4 tiles takes 4 from each of three seats)."""
+
+
+def forfeit_payment(env: Any) -> float:
+    """What a forfeit costs: the most a win can take from its payers together under the rules'
+    fan cap (3 × 2^(cap−1)) plus `KONG_ALLOWANCE`: at least the most the hand could have cost
+    the forfeiter's seat, or all the seats its entrant holds at the table, had it played on."""
+    cap = int(getattr(env.game.rules.config, "fan_cap", 30))
+    return 3.0 * 2 ** (cap - 1) + KONG_ALLOWANCE
+
+
+def hand_points(result: dict[str, Any], seats: list[str], forfeit_seat: int | None, payment: float) -> list[float]:
+    """Each seat's tournament points for a hand: the settlement and the kong payments that
+    stand. After a forfeit the forfeiter pays ``payment`` (`forfeit_payment`) instead of the
+    env's 3 points, shared equally by the seats of other entrants (copies of the forfeiter
+    neither pay nor receive), so that no entrant gains by forfeiting."""
+    points = [float(d + k) for d, k in zip(result["deltas"], result["kong_deltas"])]
+    if forfeit_seat is None:
+        return points
+    points = [p + 3.0 if s == forfeit_seat else p - 1.0 for s, p in enumerate(points)]  # undo the env's penalty
+    rivals = [s for s in range(4) if seats[s] != seats[forfeit_seat]]
+    points[forfeit_seat] -= payment
+    for s in rivals:
+        points[s] += payment / len(rivals)
+    return points
+
+
 def _charge(charge: Charge | None, seat: int, step: int) -> None:
     """Book the replay's `Charge` instead of asking ``seat``'s agent, when it is due."""
     if charge is not None and charge.seat == seat and step >= charge.step:
@@ -317,6 +376,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
     forfeit = None
     seats: list[_Seat] = []
     env.reset(seed=task.deal_seed)
+    sandboxes = dict(task.sandboxes)
     own: dict[str, int] = {}  # each entrant's first seat: its isolated process is seeded with that seat's seed
     for k, name in enumerate(task.seats):
         own.setdefault(name, k)
@@ -335,6 +395,7 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
                         task.isolate,
                         task.load_timeout,
                         flight,
+                        sandboxes.get(task.seats[seat]),
                     )
                 )
             while not all(env.terminations.values()):
@@ -368,7 +429,9 @@ def play_hand(task: HandTask, pool: AgentPool | None = None, flight: Flight | No
         "seating": task.seating,
         "deal_seed": task.deal_seed,
         "seats": list(task.seats),
-        "points": [float(d + k) for d, k in zip(result["deltas"], result["kong_deltas"])],
+        "points": hand_points(
+            result, list(task.seats), None if forfeit is None else forfeit["seat"], forfeit_payment(env)
+        ),
         "result": result,
         "record": record,
         "feeder": feeder(result, record["hands"][-1]["actions"]),

@@ -3,9 +3,11 @@
 Entrants. Before anything is played every entrant is built once (in its own process when it
 is isolated, `agents.tournament.play`), so that a typo fails now, and described
 (`agents.describe`): the variant it was trained for and its source files with their SHA-256.
-An entrant trained for another variant is refused unless ``allow_variant_mismatch``. The
-description is stored with the configuration; a resumed run compares every file's checksum
-with the stored one and refuses a changed entrant.
+An entrant trained for another variant is refused unless ``allow_variant_mismatch``. An
+isolated entrant's files are copied for its sandbox first (`sandboxes`) and their SHA-256
+taken from the copies, which are what runs. The description is stored with the configuration;
+a resumed run compares every file's checksum with the stored one and refuses a changed entrant.
+Before the summary is built every stored hand is verified (`agents.tournament.verify`).
 
 Resuming. A resumed run plays the specs it is given (agent specs are code: a database is not
 trusted to name what runs) and refuses a database whose stored specs differ; with
@@ -18,18 +20,22 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import agents
-from agents.sandbox import AgentFault, IsolatedAgent
+from agents.sandbox import AgentFault, IsolatedAgent, Limits, Sandbox, available, stage
 from agents.tournament.backends import BACKENDS, execute
 from agents.tournament.config import TournamentConfig
 from agents.tournament.play import ISOLATION, isolated
 from agents.tournament.schedule import HandTask, hands_per_deal, iter_schedule, total_hands
 from agents.tournament.stats import Summary, summarize
 from agents.tournament.storage import ResultStore
+from agents.tournament.verify import HandRefused, verify
 
 __all__ = [
     "MAX_LOAD_TIMEOUT",
@@ -39,6 +45,7 @@ __all__ = [
     "resolve_config",
     "resolve_specs",
     "run_tournament",
+    "sandboxes",
     "validate",
 ]
 
@@ -68,14 +75,57 @@ def resolve_specs(config: TournamentConfig) -> TournamentConfig:
     return dataclasses.replace(config, agents=resolved)
 
 
+def sandboxes(
+    config: TournamentConfig,
+    isolate: str,
+    folder: str | Path,
+    limits: Limits | None = None,
+    allow_unsandboxed: bool = False,
+    log_dir: str | Path | None = None,
+) -> dict[str, tuple[Sandbox, list[dict[str, str]]]]:
+    """For every isolated entrant, its `Sandbox` and the SHA-256 of its files, copied into
+    ``folder`` (`agents.sandbox.stage`). Without a working sandbox (`agents.sandbox.available`)
+    an isolated entrant is refused, unless ``allow_unsandboxed``: then it runs in a plain
+    process (logged as a warning)."""
+    found: dict[str, tuple[Sandbox, list[dict[str, str]]]] = {}
+    limits = limits or Limits()
+    for name, spec in config.agents:
+        try:
+            alone = isolated(spec, isolate)
+        except ValueError as error:
+            raise TournamentError(f"agent {name!r}: {error}") from None
+        if not alone:
+            continue
+        uid, why = available()
+        if why is not None and not allow_unsandboxed:
+            raise TournamentError(
+                f"agent {name!r} (spec {spec!r}) is not one of this package's baseline agents and must run in a "
+                f"sandbox, but {why}; pass --allow-unsandboxed to run it in a plain process (it could then read "
+                "the game's memory and the results database, and signal other processes)"
+            )
+        try:
+            binds, paths, sources = stage(spec, folder)
+        except (OSError, ValueError) as error:
+            raise TournamentError(f"agent {name!r} (spec {spec!r}): cannot copy its files: {error}") from None
+        log = None if log_dir is None else str(Path(log_dir) / f"{name}.log")
+        if why is not None:
+            logger.warning("agent %s runs without a sandbox (--allow-unsandboxed): %s", name, why)
+            found[name] = (Sandbox(confined=False, limits=limits, log=log), sources)
+        else:
+            found[name] = (Sandbox(binds=binds, paths=paths, limits=limits, log=log, uid=uid), sources)
+    return found
+
+
 def validate(
     config: TournamentConfig,
     isolate: str = "auto",
     load_timeout: float = 300.0,
     allow_variant_mismatch: bool = False,
+    confined: dict[str, tuple[Sandbox, list[dict[str, str]]]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build the environment and every entrant once; returns the entrants' descriptions
-    (spec, variant, isolated, sources). TournamentError on any problem."""
+    (spec, variant, isolated, sandboxed, sources). ``confined``: `sandboxes`, whose files'
+    checksums are the isolated entrants' sources. TournamentError on any problem."""
     from agents.tournament.play import _env
 
     try:
@@ -89,8 +139,9 @@ def validate(
         except ValueError as error:
             raise TournamentError(f"agent {name!r}: {error}") from None
         try:
+            box, staged = (confined or {}).get(name, (None, None))
             if alone:
-                proxy = IsolatedAgent(spec, load_timeout)
+                proxy = IsolatedAgent(spec, load_timeout, box)
                 try:
                     description = proxy.describe()
                 finally:
@@ -115,7 +166,8 @@ def validate(
             "spec": spec,
             "variant": variant if isinstance(variant, str) else None,
             "isolated": alone,
-            "sources": list(description.get("sources") or []),
+            "sandboxed": box is not None and box.confined,
+            "sources": list(staged if staged is not None else description.get("sources") or []),
         }
     return entrants
 
@@ -227,11 +279,15 @@ def run_tournament(
     load_timeout: float = 300.0,
     allow_variant_mismatch: bool = False,
     report_dir: str | Path | None = None,
+    allow_unsandboxed: bool = False,
+    limits: Limits | None = None,
 ) -> Summary:
     """Play every hand of ``config`` that ``db`` does not hold yet and return the summary of
     all of them. ``on_hand(hand)`` is called after each hand is stored. ``isolate``: which
     entrants run in their own process (``auto``: those not of this package, ``all``, ``none``);
-    ``load_timeout``: seconds to build an isolated agent. ``report_dir``, if given, is stored
+    ``load_timeout``: seconds to build an isolated agent; each isolated entrant runs in a
+    sandbox with ``limits`` (`sandboxes`; refused where the machine has none, unless
+    ``allow_unsandboxed``), its output kept in ``DB-logs/NAME.log``. ``report_dir``, if given, is stored
     as the tournament's report folder (`ResultStore.report_dir`: where a resumed run reports).
     Without tqdm, ``progress`` lines go to this module's logger (INFO).
 
@@ -253,7 +309,42 @@ def run_tournament(
         with ResultStore(db) as store:
             _check_fits(config, store.extent(), Path(db))
     config = resolve_specs(config)
-    entrants = validate(config, isolate, load_timeout, allow_variant_mismatch)
+    folder = tempfile.mkdtemp(prefix="mahjong-entrants-")
+    try:
+        os.chmod(folder, 0o755)  # the sandbox's user reads the copies; only we write them
+        return _run(
+            config, db, folder, workers, backend, ray_address, progress, max_attempts, on_hand, on_replay,
+            on_head_lost, isolate, load_timeout, allow_variant_mismatch, report_dir, allow_unsandboxed, limits,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(
+    config: TournamentConfig,
+    db: str | Path,
+    folder: str,
+    workers: int,
+    backend: str,
+    ray_address: str | None,
+    progress: bool,
+    max_attempts: int,
+    on_hand: Callable[[dict[str, Any]], None] | None,
+    on_replay: Callable[[HandTask, str], None] | None,
+    on_head_lost: Callable[[str], None] | None,
+    isolate: str,
+    load_timeout: float,
+    allow_variant_mismatch: bool,
+    report_dir: str | Path | None,
+    allow_unsandboxed: bool,
+    limits: Limits | None,
+) -> Summary:
+    logs = Path(db).with_name(Path(db).stem + "-logs")
+    confined = sandboxes(config, isolate, folder, limits, allow_unsandboxed, logs)
+    if confined:
+        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    entrants = validate(config, isolate, load_timeout, allow_variant_mismatch, confined)
+    boxes = tuple((name, box) for name, (box, _) in confined.items())
     with ResultStore(db) as store:
         stored = store.config()
         if stored is not None and dataclasses.replace(stored, deals=config.deals) != config:
@@ -267,7 +358,9 @@ def run_tournament(
         expected = total_hands(config)
         done = store.done()
         todo = (
-            task for task in iter_schedule(config, isolate=isolate, load_timeout=load_timeout) if task.key not in done
+            task
+            for task in iter_schedule(config, isolate=isolate, load_timeout=load_timeout, sandboxes=boxes)
+            if task.key not in done
         )
         bar = _progress(expected, len(done), progress)
 
@@ -305,6 +398,16 @@ def load_summary(db: str | Path) -> Summary:
 
 
 def _summary(config: TournamentConfig, store: ResultStore, db: Path) -> Summary:
+    """The summary, once every stored hand is verified against its record (`verify`)."""
+    try:
+        verify(config, store.hands(with_record=True))
+    except HandRefused as error:
+        raise TournamentError(
+            f"{db}: {error}; no results are shown from a database that does not match its records "
+            "(delete that hand's rows and --resume to play it again)"
+        ) from None
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
+        raise TournamentError(f"{db} holds hands that do not fit its configuration ({error})") from None
     try:
         return summarize(config, store.hands(), total_hands(config), store.failures())
     except (KeyError, TypeError, IndexError, AttributeError) as error:  # a database edited by hand or by an adversary

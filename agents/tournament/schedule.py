@@ -92,6 +92,9 @@ class HandTask:
     """Seconds to build an isolated agent (not counted against ``move_timeout``)."""
     charge: Charge | None = None
     """A forfeit the backends charge on a replay (`Charge`); None when the hand is played as scheduled."""
+    sandboxes: tuple[tuple[str, Any], ...] = ()
+    """(entrant name, `agents.sandbox.Sandbox`) of the isolated entrants: how each one's process
+    is confined; an isolated entrant without one runs in a plain child process."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -150,7 +153,11 @@ def total_hands(config: TournamentConfig) -> int:
 
 
 def iter_schedule(
-    config: TournamentConfig, deals: range | None = None, isolate: str = "auto", load_timeout: float = 300.0
+    config: TournamentConfig,
+    deals: range | None = None,
+    isolate: str = "auto",
+    load_timeout: float = 300.0,
+    sandboxes: tuple[tuple[str, Any], ...] = (),
 ) -> Iterator[HandTask]:
     """Every hand of the tournament (or of ``deals``), in (deal, seating) order, made as it is
     needed: a tournament of ten million deals starts playing at once."""
@@ -172,6 +179,7 @@ def iter_schedule(
                 move_timeout=config.move_timeout,
                 isolate=isolate,
                 load_timeout=load_timeout,
+                sandboxes=sandboxes,
             )
 
 

@@ -20,7 +20,9 @@ Tables:
 
 Every hand (its ``hands`` row and four ``seats`` rows) is written in one transaction, so an
 interrupted run loses at most the hands in flight, never half a hand. Only the coordinating
-process writes; the database runs in WAL mode so it can be read while a tournament runs.
+process writes; the database runs in WAL mode so it can be read while a tournament runs. The
+file and its ``-wal``/``-shm`` files are created 0600 (the owner alone reads them: they hold the
+seed), and an existing database of ours is made so when opened.
 
 A database is input like any other: a file that is not SQLite, not one of ours, has triggers or
 views, a newer schema, or malformed rows raises `StoreError` (a ValueError) with a one-line
@@ -96,6 +98,25 @@ CREATE TABLE IF NOT EXISTS failures (
 """
 
 
+def _private(path: Path) -> None:
+    """Create the database file readable and writable by its owner alone (0600; SQLite gives its
+    ``-wal`` and ``-shm`` files the same mode), and take away others' access to an existing one
+    of ours and its side files."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # not creatable here: sqlite3 says why
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            if file.stat().st_uid == os.geteuid() and file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)
+        except OSError:
+            pass
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -109,6 +130,7 @@ class ResultStore:
             raise StoreError(f"database {self.path} is a folder; give a file")
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private(self.path)
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=LOCK_TIMEOUT, isolation_level=None)
         except sqlite3.Error as error:
