@@ -8,15 +8,19 @@ cdef tuple _GROUP_OF
 cdef tuple _PROFILES
 cdef tuple _POWER
 
-@cython.locals(out=bytearray, pa=Profile, pb=Profile, i=int, j=int, k=int, x=int, y=int)
+@cython.locals(out=bytearray, pa=Profile, pb=Profile, p=int, q=int, m=int, n=int, k=int, x=int, y=int)
 cdef bytes _join(bytes a, bytes b)
 
-@cython.locals(pa=Profile, pb=Profile, i=int, j=int, x=int, y=int, sets=int, value=int, best=int, partials=int)
+@cython.locals(pa=Profile, pb=Profile, p=int, q=int, m=int, n=int, x=int, y=int, sets=int, value=int, best=int, partials=int)
 cdef int _best(bytes a, bytes b)
 
 
-@cython.locals(pk=Profile, t=int, n=int, c=long, pairs=int, codes=list)
+@cython.locals(pk=Profile, t=int, n=int, code=long, power=long, pairs=int, tiles=int, codes=list)
 cdef tuple _scan(bytes key)
+
+
+@cython.locals(start=bytearray, before=list, after=bytes, rest=list, g=int)
+cdef list _rests(list parts, int melds)
 
 
 cdef class Shape:

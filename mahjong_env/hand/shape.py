@@ -73,14 +73,16 @@ def _join(a: bytes, b: bytes) -> bytes:
     """The profile of two parts of a hand together: sets and partials add, one pair at most."""
     out = bytearray(_SIZE)
     pa, pb = a, b
-    for i in range(_SIZE):
-        x = pa[i]
-        if x:
-            for j in range(_SIZE - i // 5 * 5):  # b's entries without a pair if a has one
-                y = pb[j]
-                k = i + j
-                if y and i % 5 + j % 5 <= 4 and x + y - 1 > out[k]:
-                    out[k] = x + y - 1
+    for p in range(2):
+        for m in range(5):
+            x = pa[5 * p + m]
+            if x:
+                for q in range(2 - p):
+                    for n in range(5 - m):
+                        y = pb[5 * q + n]
+                        k = 5 * (p + q) + m + n
+                        if y and x + y - 1 > out[k]:
+                            out[k] = x + y - 1
     return bytes(out)
 
 
@@ -88,35 +90,59 @@ def _best(a: bytes, b: bytes) -> int:
     """The standard shanten of two parts that make a whole hand."""
     best = 8
     pa, pb = a, b
-    for i in range(_SIZE):
-        x = pa[i]
-        if x:
-            for j in range(_SIZE - i // 5 * 5):
-                y = pb[j]
-                if y:
-                    sets = i % 5 + j % 5
-                    partials = x + y - 2
-                    if partials > 4 - sets:
-                        partials = 4 - sets
-                    value = 8 - 2 * sets - partials - i // 5 - j // 5
-                    if value < best:
-                        best = value
+    for p in range(2):
+        for m in range(5):
+            x = pa[5 * p + m]
+            if x:
+                for q in range(2 - p):
+                    for n in range(5 - m):
+                        y = pb[5 * q + n]
+                        if y:
+                            sets = m + n
+                            partials = x + y - 2
+                            if partials > 4 - sets:
+                                partials = 4 - sets
+                            value = 8 - 2 * sets - partials - p - q
+                            if value < best:
+                                best = value
     return best
 
 
-def _scan(key: bytes) -> tuple[list[int], int]:
-    """The four groups' codes and the number of pairs (four of a kind counting two) of a hand."""
+def _scan(key: bytes) -> tuple[list[int], int, int]:
+    """The four groups' codes, the number of pairs (four of a kind counting two) and the number
+    of tiles of a hand; ValueError for a count above 4."""
     codes = [0, 0, 0, 0]
-    c = 0
-    pairs = 0
+    code = pairs = tiles = 0
+    power = 1
+    pk = key
     for t in range(34):
-        n = key[t]
-        c += n * _POWER[t]
+        n = pk[t]
+        if n > 4:
+            raise ValueError(f"a hand's counts are 0..4, got {n} of kind {t}")
+        code += n * power
+        power *= 5
         pairs += n >> 1
+        tiles += n
         if t == 8 or t == 17 or t == 26 or t == 33:
-            codes[_GROUP_OF[t]] = c
-            c = 0
-    return codes, pairs
+            codes[t // 9] = code
+            code = 0
+            power = 1
+    return codes, pairs, tiles
+
+
+def _rests(parts: list[bytes], melds: int) -> list[bytes]:
+    """For each group g, the profile of the exposed melds and the three groups other than g."""
+    start = bytearray(_SIZE)
+    start[melds] = 1  # the exposed melds: sets with no partials and no pair
+    before = [bytes(start)]  # before[g]: the melds and the groups before g
+    for g in range(3):
+        before.append(_join(before[g], parts[g]))
+    after = parts[3]  # the groups after g, from the last one down
+    rest = [b"", b"", b"", before[3]]
+    for g in (2, 1, 0):
+        rest[g] = _join(before[g], after)
+        after = _join(parts[g], after)
+    return rest
 
 
 class Shape:
@@ -126,24 +152,16 @@ class Shape:
 
     def __init__(self, counts: Sequence[int], melds: int, seven_pairs: bool) -> None:
         key = bytes(counts)
-        if len(key) != 34 or max(key) > 4 or sum(key) + 3 * melds > 14 or not 0 <= melds <= 4:
+        if len(key) != 34 or not 0 <= melds <= 4:
+            raise ValueError(f"a hand is 34 counts of concealed tiles and 0..4 melds; got {list(key)}, {melds}")
+        codes, pairs, tiles = _scan(key)
+        if tiles + 3 * melds > 14:
             raise ValueError(
-                f"a hand is 34 counts 0..4 of concealed tiles plus 0..4 exposed melds, 14 tiles at "
-                f"most with each meld counted as 3; got {list(key)} and {melds} meld(s)"
+                f"a hand holds 14 tiles at most, each exposed meld counted as 3; got {tiles} concealed "
+                f"tiles and {melds} meld(s)"
             )
-        codes, pairs = _scan(key)
-        parts = [_PROFILES[g][codes[g]] for g in range(4)]
-        start = bytearray(_SIZE)
-        start[melds] = 1  # the exposed melds: sets with no partials and no pair
-        before = [bytes(start)]  # before[g]: the melds and the groups before g
-        for g in range(3):
-            before.append(_join(before[g], parts[g]))
-        after = parts[3]  # the groups after g, from the last one down
-        rest = [b""] * 4
-        rest[3] = before[3]
-        for g in (2, 1, 0):
-            rest[g] = _join(before[g], after)
-            after = _join(parts[g], after)
+        parts = [_PROFILES[0][codes[0]], _PROFILES[1][codes[1]], _PROFILES[2][codes[2]], _PROFILES[3][codes[3]]]
+        rest = _rests(parts, melds)
         self.key = key
         self.codes = codes
         self.rest = rest
