@@ -42,4 +42,4 @@ cdef class Shape:
 
 
 @cython.locals(key=bytes, u=int, t=int, base=int, shape=Shape, held=bint, useful=list)
-cpdef tuple useful_kinds(counts, int melds, bint seven_pairs)
+cpdef tuple useful_kinds(counts, melds, seven_pairs)

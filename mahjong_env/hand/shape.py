@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .analysis import _checked_key, melds_count
 from .tables import GROUP_SLICES, SHANTEN_OPTIONS
 
 __all__ = ["Shape", "NEAR", "useful_kinds"]
@@ -151,9 +152,8 @@ class Shape:
     only, four of a kind counting as two pairs)."""
 
     def __init__(self, counts: Sequence[int], melds: int, seven_pairs: bool) -> None:
-        key = bytes(counts)
-        if len(key) != 34 or not 0 <= melds <= 4:
-            raise ValueError(f"a hand is 34 counts of concealed tiles and 0..4 melds; got {list(key)}, {melds}")
+        melds = melds_count(melds)
+        key = _checked_key(counts)
         codes, pairs, tiles = _scan(key)
         if tiles + 3 * melds > 14:
             raise ValueError(
@@ -195,8 +195,9 @@ _USEFUL_CACHE_SIZE = 200_000
 def useful_kinds(counts: Sequence[int], melds: int, seven_pairs: bool) -> tuple[int, ...]:
     """Kinds whose draw lowers the shanten of a 3n+1 hand (有效牌), ascending; memoised
     (hands recur from turn to turn). A kind held four times is never useful."""
-    key = bytes(counts)
-    cache_key = (key, melds, seven_pairs)
+    key = _checked_key(counts)
+    melds = melds_count(melds)
+    cache_key = (key, melds, bool(seven_pairs))
     found = _USEFUL_CACHE.get(cache_key)
     if found is not None:
         return found
