@@ -8,8 +8,7 @@ the package without compiling anything (the pure-Python core, for a machine with
 
 from __future__ import annotations
 
-import ast
-import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -19,13 +18,13 @@ from setuptools import setup
 HERE = Path(__file__).resolve().parent
 
 
-def compiled_modules() -> tuple[str, ...]:
-    """``COMPILED_MODULES`` read from ``mahjong_env/_native.py`` without importing the package."""
-    tree = ast.parse((HERE / "mahjong_env" / "_native.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "COMPILED_MODULES":
-            return tuple(ast.literal_eval(node.value))
-    raise RuntimeError("mahjong_env/_native.py defines no COMPILED_MODULES")
+def _native():
+    """``mahjong_env/_native.py`` loaded on its own, without importing the package: its
+    ``COMPILED_MODULES`` and ``source_digest`` (what the staleness check compares)."""
+    spec = importlib.util.spec_from_file_location("_mahjong_env_native", HERE / "mahjong_env" / "_native.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def extensions() -> list:
@@ -34,9 +33,9 @@ def extensions() -> list:
     from Cython.Build import cythonize
     from setuptools import Extension
 
-    modules = compiled_modules()
-    sources = {name: Path(*name.split(".")).with_suffix(".py") for name in modules}
-    hashes = {name: hashlib.sha256((HERE / path).read_bytes()).hexdigest() for name, path in sources.items()}
+    native = _native()
+    sources = {name: Path(*name.split(".")).with_suffix(".py") for name in native.COMPILED_MODULES}
+    hashes = {name: native.source_digest(name) for name in sources}
     (HERE / "mahjong_env" / "_build_hashes.json").write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n")
     return cythonize(
         [Extension(name, [str(path)], extra_compile_args=["-O2", "-g0"]) for name, path in sources.items()],

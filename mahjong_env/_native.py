@@ -10,8 +10,8 @@ loaded from its extension only when the extension was built from the ``.py`` tha
 
 - ``MAHJONG_ENV_PURE=1`` in the environment runs every module from its ``.py`` (the reference
   against which the compiled core is checked, and a way round a broken build);
-- if any core ``.py`` was edited since the build (its SHA-256 differs from the one the build
-  recorded in ``_build_hashes.json``), every core module runs from its source, with one warning
+- if any core ``.py`` (or the ``.pxd`` of C types beside it) was edited since the build (its
+  SHA-256 differs from the one the build recorded in ``_build_hashes.json``), every core module runs from its source, with one warning
   naming the edited ones: the compiled modules are a snapshot that must not be mixed with newer
   sources (an edited ``state.py`` beside a ``game`` compiled against the old one), and an
   editable install never runs stale compiled code. ``pip install -e .`` rebuilds them.
@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COMPILED_MODULES", "PURE_ENV", "core_info", "install", "source_path"]
+__all__ = ["COMPILED_MODULES", "PURE_ENV", "core_info", "install", "source_digest", "source_path"]
 
 COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.tiles",
@@ -66,6 +66,16 @@ def source_path(name: str) -> Path:
     return _PACKAGE_DIR.joinpath(*name.split(".")[1:]).with_suffix(".py")
 
 
+def source_digest(name: str) -> str:
+    """SHA-256 of what the build compiles for module ``name``: its ``.py`` and, where there is
+    one, the ``.pxd`` beside it (the C types; an edited ``.pxd`` makes the extension stale too)."""
+    digest = hashlib.sha256(source_path(name).read_bytes())
+    declarations = source_path(name).with_suffix(".pxd")
+    if declarations.exists():
+        digest.update(b"\0pxd\0" + declarations.read_bytes())
+    return digest.hexdigest()
+
+
 def _pure_requested() -> bool:
     return os.environ.get(PURE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
@@ -92,8 +102,7 @@ class _CoreFinder:
             edited = [
                 name
                 for name in COMPILED_MODULES
-                if source_path(name).exists()
-                and hashes.get(name) != hashlib.sha256(source_path(name).read_bytes()).hexdigest()
+                if source_path(name).exists() and hashes.get(name) != source_digest(name)
             ]
             if edited:
                 self._reason = "stale: a core source changed after the build"
@@ -143,4 +152,5 @@ def core_info() -> dict[str, Any]:
     }
 
 
-install()  # importing this module (the package's first import) puts the finder in place
+if __name__ == "mahjong_env._native":  # setup.py loads this file alone, for its names only
+    install()  # importing this module (the package's first import) puts the finder in place

@@ -91,3 +91,22 @@ def test_an_edited_source_runs_the_whole_core_from_source_with_a_warning(tmp_pat
     assert set(info["source"]) == set(_native.COMPILED_MODULES)
     assert set(info["source"].values()) == {"stale: a core source changed after the build"}
     assert "the compiled core is older than its sources (mahjong_env.wall changed)" in done.stderr
+
+
+@pytest.mark.skipif(not BUILT, reason="no compiled core installed")
+def test_an_edited_pxd_makes_the_core_stale_too(tmp_path):
+    """The C types of a module live in the ``.pxd`` beside its source: an edit there changes
+    the compiled code as much as one in the ``.py``, so it too runs the core from source."""
+    copy = tmp_path / "mahjong_env"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "hand" / "shape.pxd").open("a") as f:
+        f.write("\n# edited after the build\n")
+    done = run_python(
+        "import json, mahjong_env; from mahjong_env import _native; print(json.dumps(_native.core_info()))",
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PYTHONWARNINGS": "always"},
+    )
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout)
+    assert info["compiled"] == [] and set(info["source"]) == set(_native.COMPILED_MODULES)
+    assert "(mahjong_env.hand.shape changed)" in done.stderr

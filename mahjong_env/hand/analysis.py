@@ -66,6 +66,17 @@ def _checked_key(counts: Sequence[int]) -> bytes:
     return b
 
 
+def melds_count(melds: object) -> int:
+    """``melds`` as the number of a hand's exposed melds, an integer 0..4; ValueError otherwise."""
+    try:
+        count = index(melds)  # type: ignore[arg-type]
+    except TypeError:
+        count = -1
+    if not 0 <= count <= 4:
+        raise ValueError(f"melds is the number of exposed melds, an integer 0..4; got {melds!r}")
+    return count
+
+
 def is_complete(counts: Sequence[int]) -> bool:
     """Whether a 3n+2 hand splits into sets (sequences, triplets) plus exactly one pair (R9)."""
     b = _key(counts)
@@ -167,12 +178,7 @@ def shanten(counts: Sequence[int], melds: int = 0) -> int:
     to ``4 - sets``. Like the usual count it ignores where the copies needed are (a hand waiting
     only on a kind it holds four of is reported ready although :func:`waits` is empty).
     """
-    try:
-        melds = index(melds)
-    except TypeError:
-        melds = -1
-    if not 0 <= melds <= 4:
-        raise ValueError(f"melds is the number of exposed melds, an integer 0..4; got {melds!r}")
+    melds = melds_count(melds)
     b = _checked_key(counts)
     size = sum(b) + 3 * melds
     if size != 13 and size != 14:

@@ -6,12 +6,20 @@ discarding T", "which draws lower the shanten". It combines the per-group option
 :data:`.tables.SHANTEN_OPTIONS` as :func:`.analysis.shanten` does, but keeps the combination
 of the other three groups, so a one-tile change costs one table lookup and one combination.
 Nothing here knows about players or rule variants.
+
+A group's options are kept as a *profile*: 10 bytes, byte ``5 * pair + sets`` holding one more
+than the most partial sets (搭子) any cut of the group reaches with that many sets and pairs (0:
+no cut has them). Shanten ``8 - 2 * sets - min(partials, 4 - sets) - pair`` never gets worse
+with more partials, so the most partials per (sets, pair) decide it, exactly as the full option
+sets did; a hand of 14 tiles holds at most four sets, so ``sets`` runs 0..4. The profile is a
+fixed-size byte string so that the compiled core (``shape.pxd``) combines two of them in C.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .analysis import _checked_key, melds_count
 from .tables import GROUP_SLICES, SHANTEN_OPTIONS
 
 __all__ = ["Shape", "NEAR", "useful_kinds"]
@@ -22,23 +30,120 @@ NEAR: tuple[tuple[int, ...], ...] = tuple(
 )
 """Kinds that can combine with a held kind: itself and suited neighbours within two ranks."""
 
-_State = tuple[int, int, int]
+_SIZE = 10
+"""Bytes of a profile: 5 set counts (0..4) times 2 pair counts (0, 1)."""
 
 
-def _combine(states: set[_State], options: tuple[_State, ...]) -> set[_State]:
-    return {(m + m2, min(d + d2, 4 - m - m2), p + p2) for m, d, p in states for m2, d2, p2 in options if p + p2 <= 1}
+def _profile(options: tuple[tuple[int, int, int], ...]) -> bytes:
+    """The profile of a group's (sets, partials, pair) options."""
+    out = bytearray(_SIZE)
+    for sets, partials, pair in options:
+        i = 5 * pair + sets
+        if partials + 1 > out[i]:
+            out[i] = partials + 1
+    return bytes(out)
 
 
-def _best(states: set[_State], options: tuple[_State, ...]) -> int:
+class _Profiles(dict[int, bytes]):
+    """One group's profiles by the group's base-5 code ``sum(counts[r] * 5**r)``, filled from
+    `SHANTEN_OPTIONS` on first use. A code is one integer, and a one-tile change moves it by
+    a power of 5, so `Shape.changed` looks a neighbour up without building its count bytes."""
+
+    def __init__(self, group: int) -> None:
+        super().__init__()
+        self.options = SHANTEN_OPTIONS[group]
+        self.size = GROUP_SLICES[group][1] - GROUP_SLICES[group][0]
+
+    def __missing__(self, code: int) -> bytes:
+        digits = bytearray(self.size)
+        rest = code
+        for r in range(self.size):
+            rest, digits[r] = divmod(rest, 5)
+        if rest:
+            raise ValueError(f"a group's base-5 code is below 5**{self.size}, got {code}")
+        value = self[code] = _profile(self.options[bytes(digits)])
+        return value
+
+
+_PROFILES = tuple(_Profiles(g) for g in range(4))
+_POWER = tuple(5 ** (t - GROUP_SLICES[_GROUP_OF[t]][0]) for t in range(34))
+"""The step of a group's code for one more tile of kind ``t``."""
+
+
+def _join(a: bytes, b: bytes) -> bytes:
+    """The profile of two parts of a hand together: sets and partials add, one pair at most."""
+    out = bytearray(_SIZE)
+    pa, pb = a, b
+    for p in range(2):
+        for m in range(5):
+            x = pa[5 * p + m]
+            if x:
+                for q in range(2 - p):
+                    for n in range(5 - m):
+                        y = pb[5 * q + n]
+                        k = 5 * (p + q) + m + n
+                        if y and x + y - 1 > out[k]:
+                            out[k] = x + y - 1
+    return bytes(out)
+
+
+def _best(a: bytes, b: bytes) -> int:
+    """The standard shanten of two parts that make a whole hand."""
     best = 8
-    for m, d, p in states:
-        for m2, d2, p2 in options:
-            if p + p2 <= 1:
-                sets = m + m2
-                value = 8 - 2 * sets - min(d + d2, 4 - sets) - p - p2
-                if value < best:
-                    best = value
+    pa, pb = a, b
+    for p in range(2):
+        for m in range(5):
+            x = pa[5 * p + m]
+            if x:
+                for q in range(2 - p):
+                    for n in range(5 - m):
+                        y = pb[5 * q + n]
+                        if y:
+                            sets = m + n
+                            partials = x + y - 2
+                            if partials > 4 - sets:
+                                partials = 4 - sets
+                            value = 8 - 2 * sets - partials - p - q
+                            if value < best:
+                                best = value
     return best
+
+
+def _scan(key: bytes) -> tuple[list[int], int, int]:
+    """The four groups' codes, the number of pairs (four of a kind counting two) and the number
+    of tiles of a hand; ValueError for a count above 4."""
+    codes = [0, 0, 0, 0]
+    code = pairs = tiles = 0
+    power = 1
+    pk = key
+    for t in range(34):
+        n = pk[t]
+        if n > 4:
+            raise ValueError(f"a hand's counts are 0..4, got {n} of kind {t}")
+        code += n * power
+        power *= 5
+        pairs += n >> 1
+        tiles += n
+        if t == 8 or t == 17 or t == 26 or t == 33:
+            codes[t // 9] = code
+            code = 0
+            power = 1
+    return codes, pairs, tiles
+
+
+def _rests(parts: list[bytes], melds: int) -> list[bytes]:
+    """For each group g, the profile of the exposed melds and the three groups other than g."""
+    start = bytearray(_SIZE)
+    start[melds] = 1  # the exposed melds: sets with no partials and no pair
+    before = [bytes(start)]  # before[g]: the melds and the groups before g
+    for g in range(3):
+        before.append(_join(before[g], parts[g]))
+    after = parts[3]  # the groups after g, from the last one down
+    rest = [b"", b"", b"", before[3]]
+    for g in (2, 1, 0):
+        rest[g] = _join(before[g], after)
+        after = _join(parts[g], after)
+    return rest
 
 
 class Shape:
@@ -46,23 +151,24 @@ class Shape:
     hands one tile away; with ``seven_pairs`` the seven-pairs shanten counts too (closed hands
     only, four of a kind counting as two pairs)."""
 
-    __slots__ = ("key", "pairs", "rest", "seven_pairs", "shanten", "standard")
-
     def __init__(self, counts: Sequence[int], melds: int, seven_pairs: bool) -> None:
-        key = bytes(counts)
-        options = [SHANTEN_OPTIONS[g][key[a:b]] for g, (a, b) in enumerate(GROUP_SLICES)]
+        melds = melds_count(melds)
+        key = _checked_key(counts)
+        codes, pairs, tiles = _scan(key)
+        if tiles + 3 * melds > 14:
+            raise ValueError(
+                f"a hand holds 14 tiles at most, each exposed meld counted as 3; got {tiles} concealed "
+                f"tiles and {melds} meld(s)"
+            )
+        parts = [_PROFILES[0][codes[0]], _PROFILES[1][codes[1]], _PROFILES[2][codes[2]], _PROFILES[3][codes[3]]]
+        rest = _rests(parts, melds)
         self.key = key
-        self.rest: list[set[_State]] = []
-        for g in range(4):
-            states = {(melds, 0, 0)}
-            for h in range(4):
-                if h != g:
-                    states = _combine(states, options[h])
-            self.rest.append(states)
+        self.codes = codes
+        self.rest = rest
         self.seven_pairs = seven_pairs and melds == 0
-        self.pairs = sum(n >> 1 for n in key)
-        self.standard = _best(self.rest[0], options[0])
-        self.shanten = self._total(self.standard, self.pairs)
+        self.pairs = pairs
+        self.standard = _best(rest[0], parts[0])
+        self.shanten = self._total(self.standard, pairs)
 
     def _total(self, standard: int, pairs: int) -> int:
         return min(standard, 6 - pairs) if self.seven_pairs else standard
@@ -70,12 +176,8 @@ class Shape:
     def changed(self, tile: int, delta: int) -> int:
         """Shanten of the hand with ``delta`` (±1) copies of ``tile`` more."""
         g = _GROUP_OF[tile]
-        start, stop = GROUP_SLICES[g]
-        key = self.key
-        n = key[tile]
-        group = bytearray(key[start:stop])
-        group[tile - start] = n + delta
-        standard = _best(self.rest[g], SHANTEN_OPTIONS[g][bytes(group)])
+        n = self.key[tile]
+        standard = _best(self.rest[g], _PROFILES[g][self.codes[g] + delta * _POWER[tile]])
         return self._total(standard, self.pairs - (n >> 1) + ((n + delta) >> 1))
 
     def seven_pairs_changed(self, tile: int, delta: int) -> int:
@@ -93,17 +195,25 @@ _USEFUL_CACHE_SIZE = 200_000
 def useful_kinds(counts: Sequence[int], melds: int, seven_pairs: bool) -> tuple[int, ...]:
     """Kinds whose draw lowers the shanten of a 3n+1 hand (有效牌), ascending; memoised
     (hands recur from turn to turn). A kind held four times is never useful."""
-    cache_key = (bytes(counts), melds, seven_pairs)
+    key = _checked_key(counts)
+    melds = melds_count(melds)
+    cache_key = (key, melds, bool(seven_pairs))
     found = _USEFUL_CACHE.get(cache_key)
     if found is not None:
         return found
-    shape = Shape(counts, melds, seven_pairs)
-    near: set[int] = set()
-    for t in range(34):
-        if counts[t]:
-            near.update(NEAR[t])
+    shape = Shape(key, melds, seven_pairs)
     base = shape.shanten
-    found = tuple(u for u in sorted(near) if counts[u] < 4 and shape.changed(u, 1) < base)
+    useful = []
+    for u in range(34):
+        if key[u] < 4:
+            held = False
+            for t in NEAR[u]:  # a kind far from every held tile cannot help
+                if key[t]:
+                    held = True
+                    break
+            if held and shape.changed(u, 1) < base:
+                useful.append(u)
+    found = tuple(useful)
     if len(_USEFUL_CACHE) >= _USEFUL_CACHE_SIZE:
         _USEFUL_CACHE.clear()
     _USEFUL_CACHE[cache_key] = found
