@@ -116,6 +116,32 @@ def test_non_integer_actions_move_no_game(mode: str, bad: object) -> None:
         venv.step(legal + legal)
 
 
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        (np.zeros((2, 2), np.int64), r"shape \(4,\), got shape \(2, 2\)"),  # four actions, but not one per game
+        (np.zeros((4, 1, 1), np.int64), r"got shape \(4, 1, 1\)"),
+        (np.int64(0), r"got shape \(\)"),
+        (np.ma.masked_array([0, 0, 0, 0], mask=[0, 1, 0, 0]), "masked entries"),
+    ],
+)
+def test_actions_of_the_wrong_shape_or_masked_move_no_game(bad: object, why: str) -> None:
+    """Issue "A compiled core", constraint 4: a (2, 2) array passed for 4 games and a masked
+    array's mask was ignored. Now the shape is checked and a masked entry refused."""
+    venv = VectorMahjong("changchun", 4, seed=0)
+    masks = venv.reset()[1].copy()
+    logs = [len(g.log) for g in venv.games]
+    with pytest.raises(ValueError, match=why):
+        venv.step(bad)
+    assert [len(g.log) for g in venv.games] == logs
+    np.testing.assert_array_equal(venv.masks, masks)
+    legal = np.array([int(np.flatnonzero(m)[0]) for m in masks])
+    venv.step(legal[:, None])  # a column of one action per game is fine, as is an unmasked masked array
+    legal = np.array([int(np.flatnonzero(m)[0]) for m in venv.masks])
+    venv.step(np.ma.masked_array(legal, mask=False))
+    assert [len(g.log) for g in venv.games] == [n + 2 for n in logs]
+
+
 def test_parallel_penalize_refuses_non_integer_actions() -> None:
     """Issue 13: ParallelVectorMahjong truncated 5.6 to 5 in penalize mode."""
     with ParallelVectorMahjong("changchun", 2, num_workers=1, seed=0, illegal_action="penalize") as venv:

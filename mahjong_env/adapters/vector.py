@@ -74,16 +74,23 @@ def _check_count(name: str, value: Any) -> int:
 
 def batch_actions(actions: Sequence[int] | np.ndarray, num_envs: int) -> np.ndarray:
     """One integer action id per game as an ``int64`` array, checked before any game moves:
-    floats, bools, strings and a wrong count raise ValueError (legality is checked after)."""
+    floats, bools, strings, a wrong count or shape and a masked entry raise ValueError (legality
+    is checked after). The shape is ``(num_envs,)``, or ``(num_envs, 1)`` as a column (a
+    scalar for one game)."""
+    if isinstance(actions, np.ma.MaskedArray) and np.ma.getmaskarray(actions).any():
+        raise ValueError("actions has masked entries: a masked action is no action id (no game was stepped)")
     acts = np.asarray(actions)
     if acts.dtype.kind not in "iu":
         raise ValueError(
             f"actions must be integer action ids (an int array or a list of ints), got dtype {acts.dtype} "
             "(no game was stepped)"
         )
-    acts = acts.reshape(-1)
-    if acts.shape[0] != num_envs:
-        raise ValueError(f"step needs one action per game ({num_envs}), got {acts.shape[0]} (no game was stepped)")
+    if acts.ndim == 2 and acts.shape[1] == 1 or acts.ndim == 0 and num_envs == 1:
+        acts = acts.reshape(-1)
+    if acts.shape != (num_envs,):
+        raise ValueError(
+            f"step needs one action per game, shape ({num_envs},), got shape {acts.shape} (no game was stepped)"
+        )
     if acts.dtype.kind == "u" and acts.size and int(acts.max()) > np.iinfo(np.int64).max:
         raise ValueError("actions must be action ids 0-181; got an unsigned value beyond int64 (no game was stepped)")
     return acts.astype(np.int64, copy=False)
