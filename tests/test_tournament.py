@@ -21,7 +21,7 @@ import pytest
 
 from agents.tournament.cli import main, parse_agents
 from agents.tournament.config import TournamentConfig
-from agents.tournament.report import _describe, leaderboard_text, rules_text, write_report
+from agents.tournament.report import _describe, _md, leaderboard_text, rules_text, write_report
 from agents.tournament.runner import TournamentError, resolve_config, run_tournament
 from agents.tournament.schedule import schedule, seatings_for_deal
 from agents.tournament.stats import bootstrap_ratio, summarize, t_quantile
@@ -515,7 +515,7 @@ def test_a_checkpoint_for_the_other_variant_is_refused_and_the_report_lists_vari
     assert main(args + ["--allow-variant-mismatch"]) == 0
     text = (tmp_path / "out" / "report.md").read_text()
     entrants = text[text.index("## Entrants") :]
-    assert "| x |" in entrants and "xinjiang" in entrants and str(xinjiang) in entrants
+    assert "| x |" in entrants and "xinjiang" in entrants and _md(str(xinjiang)) in entrants  # as Markdown: "_" escaped
 
 
 def test_a_hand_forfeited_by_an_agent_that_cannot_be_built_replays(tmp_path):
@@ -598,7 +598,7 @@ def test_a_resumed_run_reports_where_the_first_run_did(tmp_path, monkeypatch):
 
 
 def test_the_resume_command_printed_after_ctrl_c_runs_as_printed(tmp_path):
-    args = ["--variant", "changchun", "--agents", "r=random", "look=heuristic?lookahead=false", "--deals", "40",
+    args = ["--variant", "changchun", "--agents", "r=random", "look=heuristic?lookahead=false", "--deals", "120",
             "--seed", "3", "--workers", "0", "--db", "cut.sqlite", "--quiet", "--report", "out"]  # fmt: skip
     process = subprocess.Popen(
         [sys.executable, "-m", "agents.tournament", *args],
@@ -625,7 +625,7 @@ def test_the_resume_command_printed_after_ctrl_c_runs_as_printed(tmp_path):
     assert process.returncode == 130, err
     with sqlite3.connect(db) as conn:
         cut = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
-    assert 4 <= cut < 80, "the run was not interrupted midway"
+    assert 4 <= cut < 240, "the run was not interrupted midway"
     printed = err.split("continue with ", 1)[1].strip()
     assert printed.startswith("mahjong-tournament --db cut.sqlite --resume --agents ")
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
@@ -633,7 +633,7 @@ def test_the_resume_command_printed_after_ctrl_c_runs_as_printed(tmp_path):
         printed, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": path}
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert len(ResultStore(db).done()) == 80 and (tmp_path / "out" / "report.html").exists()
+    assert len(ResultStore(db).done()) == 240 and (tmp_path / "out" / "report.html").exists()
 
 
 def test_a_microsecond_move_timeout_in_process_forfeits_cleanly(tmp_path, capsys):
