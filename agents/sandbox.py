@@ -38,7 +38,8 @@ untrusted entrant), the child runs under bubblewrap (``bwrap``, Debian's ``bubbl
 user, pid, network, IPC, UTS and cgroup namespaces (it sees no other process, so it can neither
 signal nor read the worker, the coordinator or a rival; it has no network), a root of its own
 in which only Python, its libraries, this package and the entrant's own files (copies checked
-by SHA-256, `stage`) are mounted read-only, a private ``/tmp`` of ``Limits.file_mb``, a uid of
+by SHA-256, `stage`, in a `Staging` folder of the temp dir that the run removes, or the next
+run where a SIGKILL left it) are mounted read-only, a private ``/tmp`` of ``Limits.file_mb``, a uid of
 its own (65534: the ``nobody`` user where the coordinator runs as root and Python is readable
 by it, else inside its user namespace only), no controlling terminal (``--new-session``) and
 ``--die-with-parent``. In the child, before any entrant code, the keeper and the agent's
@@ -95,7 +96,9 @@ __all__ = [
     "IsolatedAgent",
     "Limits",
     "Sandbox",
+    "Staging",
     "available",
+    "remove_stale_staging",
     "set_undumpable",
     "stage",
     "trusted",
@@ -125,9 +128,13 @@ class Limits:
     memory_mb: int = 4096
     """RLIMIT_AS: address space of each process, MiB."""
     processes: int = 256
-    """RLIMIT_NPROC: processes and threads of the sandbox's user. Where that user maps to root
-    outside (bubblewrap run as root) the kernel does not enforce it; either way every fork stays
-    in the sandbox's pid namespace and dies with it."""
+    """RLIMIT_NPROC: processes and threads of the sandbox's user, counted per sandbox (each has
+    its own user namespace, and the kernel counts per namespace: one entrant's forks do not use
+    up a rival's). Where that user maps to root outside (bubblewrap run as root: the coordinator
+    is root and ``nobody`` cannot read Python, e.g. a pyenv under /root) the kernel does not
+    enforce it, and the sandbox's processes are uid 0 outside, like the coordinator (no
+    capabilities, read-only mounts); either way every fork stays in the sandbox's pid namespace
+    and dies with it."""
     file_mb: int = 64
     """RLIMIT_FSIZE: the largest file it may write, MiB; also the size of its private ``/tmp``."""
     cpu_seconds: int = 3600
@@ -523,6 +530,78 @@ def stage(spec: str, folder: str | Path) -> tuple[tuple[tuple[str, str], ...], t
         binds.append((str(target), str(original)))
         sources.append({"path": str(original), "sha256": agents.file_sha256(target)})
     return tuple(binds), tuple(paths), sources
+
+
+_STAGING_PREFIX = "mahjong-entrants-"
+_STAGING_LOCK = ".lock"
+
+
+class Staging:
+    """A folder for `stage` in the temp dir, readable by the sandbox's user and written only by
+    us, removed by `close` (a context manager). While it is open its process holds an exclusive
+    ``flock`` on the folder's ``.lock`` file; the kernel drops that lock when the process ends,
+    however it ends. So a folder left behind by a process killed with SIGKILL (a coordinator,
+    a Ray worker) is known by a lock that can be taken, and every new `Staging` first removes
+    those of this user (`remove_stale_staging`), whatever pid namespace made them."""
+
+    def __init__(self) -> None:
+        import fcntl
+        import tempfile
+
+        remove_stale_staging()
+        self.path = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-"))
+        making = self.path / f"{_STAGING_LOCK}-making"
+        self._lock: int | None = os.open(making, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        os.rename(making, self.path / _STAGING_LOCK)  # locked before it has the name others look for
+        os.chmod(self.path, 0o755)  # the sandbox's user reads the copies; only we write them
+
+    def close(self) -> None:
+        if self._lock is None:
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.close(self._lock)
+        self._lock = None
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def remove_stale_staging(folder: str | Path | None = None) -> list[Path]:
+    """Remove the `Staging` folders in ``folder`` (the temp dir) that this user owns and whose
+    process is gone (the lock on their ``.lock`` can be taken); returns them. A folder of
+    another user, a link, or one without a lock file (being made at this moment, or not ours)
+    is left alone."""
+    import fcntl
+    import tempfile
+
+    removed = []
+    top = Path(folder if folder is not None else tempfile.gettempdir())
+    try:
+        entries = [e for e in os.scandir(top) if e.name.startswith(_STAGING_PREFIX)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            lock = os.open(Path(entry.path) / _STAGING_LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # its process holds it: in use
+            os.close(lock)
+            continue
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+        finally:
+            os.close(lock)
+    return removed
 
 
 def _readable(path: Path) -> None:

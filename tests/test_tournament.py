@@ -263,6 +263,54 @@ def test_a_killed_worker_hand_is_played_again(tmp_path, monkeypatch):
     assert stored(tmp_path / "die.sqlite") == stored(tmp_path / "clean.sqlite")
 
 
+def test_hands_played_again_are_stored_reported_and_counted_over_resumed_runs(tmp_path, monkeypatch, capsys):
+    """Issue 29 (d): a local worker killed once (DieOnceAgent ends its worker) makes its hand be
+    played again; the replay is stored (``replays``: hand, play number, reason, where), counted
+    after the leaderboard and listed in report.md and report.html, and a resumed run that loses
+    another play adds to it (play numbers per hand go on over runs)."""
+    db, report = tmp_path / "t.sqlite", tmp_path / "report"
+    argv = ["--variant", "changchun", "--agents", f"die={TESTING}:DieOnceAgent", "rand=random", "--seed", "11",
+            "--workers", "1", "--quiet", "--db", str(db), "--report", str(report)]  # fmt: skip
+    monkeypatch.setenv("MAHJONG_TOURNAMENT_DIE_ONCE", str(tmp_path / "died-1"))
+    assert main([*argv, "--deals", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "played again: 1 hand(s), after their node or worker was lost" in out
+    assert re.search(r"deal 0 seating \d is played again: its worker process died \(exit code 17\)", err), err
+    with ResultStore(db) as store:
+        (first,) = store.replays()
+    assert first["attempt"] == 1 and first["place"].startswith("local worker (pid ")
+    assert first["reason"] == "its worker process died (exit code 17)"  # it ran in the worker: nobody was awaited
+    line = f"deal 0, seating {first['seating']}, play 1 on {first['place']}: its worker process died (exit code 17)"
+    assert f"## Played again\n\n- {line}" in (report / "report.md").read_text()
+    assert "<h2>Played again</h2>" in (report / "report.html").read_text()
+
+    monkeypatch.setenv("MAHJONG_TOURNAMENT_DIE_ONCE", str(tmp_path / "died-2"))  # dies once more
+    assert main([*argv, "--deals", "2", "--resume"]) == 0
+    assert "played again: 2 hand(s), after their node or worker was lost" in capsys.readouterr().out
+    with ResultStore(db) as store:
+        replays = store.replays()
+        assert store.count() == 4 and not store.failures()
+    assert replays[0] == first and len(replays) == 2 and replays[1]["deal"] == 1
+    page = (report / "report.md").read_text()
+    assert all(f"deal {r['deal']}, seating {r['seating']}, play 1 on local worker" in page for r in replays)
+    assert main(["export", "--db", str(db), "--report", str(tmp_path / "again")]) == 0  # from the database alone
+    assert "played again: 2 hand(s)" in capsys.readouterr().out
+    assert (tmp_path / "again" / "report.md").read_text().count("play 1 on local worker") == 2
+
+
+def test_replays_are_numbered_per_hand_over_every_opening_of_the_database(tmp_path):
+    db = tmp_path / "t.sqlite"
+    with ResultStore(db) as store:
+        assert store.replays() == []
+        assert store.add_replay(3, 1, "its worker process died (exit code -9)", "local worker (pid 7)") == 1
+        assert store.add_replay(0, 0, "the node 10.0.0.7 playing it was lost", None) == 1
+    with ResultStore(db) as store:
+        assert store.add_replay(3, 1, "its worker on node x died", "x") == 2
+        assert [(r["deal"], r["seating"], r["attempt"], r["place"]) for r in store.replays()] == [
+            (0, 0, 1, None), (3, 1, 1, "local worker (pid 7)"), (3, 1, 2, "x"),
+        ]  # fmt: skip
+
+
 def test_a_hand_whose_ray_worker_dies_is_played_again_counted_and_the_same(tmp_path, monkeypatch, capsys):
     pytest.importorskip("ray")
     monkeypatch.delenv("RAY_ADDRESS", raising=False)

@@ -32,10 +32,17 @@ table, tried again by ``--resume``) and the tournament goes on. Tasks are taken 
 schedule as workers become free (lazily).
 
 Where the charge cannot reach: with ``--workers 0`` the worker is the coordinator, so an agent
-that kills it ends the run (``--resume`` continues it, and meets the agent again); on Ray, a
-dead task is replayed isolated but not charged (a sandboxed agent cannot kill a Ray worker; a
-node that cannot run the sandbox gets no hands, `_sandboxes_here`). An agent that kills only its own parent kills
-its keeper process and forfeits in every backend (`agents.sandbox`).
+that kills it ends the run (``--resume`` continues it, and meets the agent again). On Ray, a
+worker's death is charged to no entrant: the hand is played again (isolated, on another node
+where there is one), and after ``max_attempts`` deaths stored as a failure that ``--resume``
+plays again. A sandboxed agent cannot cause it (it sees no process outside its sandbox and
+has no network to reach Ray), and a node that cannot run the sandbox gets no hands
+(`_sandboxes_here`). An agent that can (one isolated without a sandbox, ``--allow-unsandboxed``,
+or trusted in the worker by ``--isolate none``) runs as the Ray worker's user, beside the
+cluster's address and token: it can run its own tasks on every node and forge whatever record a
+charge would rest on, so none would be evidence (the run warns, `_warn_unsandboxed`). An agent
+that kills only its own parent kills its keeper process and forfeits in every backend
+(`agents.sandbox`).
 
 Workers limit PyTorch and BLAS to one thread each (one hand per core).
 """
@@ -70,7 +77,9 @@ BACKENDS = ("local", "ray")
 
 OnResult = Callable[[dict[str, Any]], None]
 OnFailure = Callable[[HandTask, int, str], None]
-OnReplay = Callable[[HandTask, str], None]
+OnReplay = Callable[[HandTask, str, "str | None"], None]
+"""``on_replay(task, why, place)``: a play of ``task`` was lost at ``place`` (a node or a local
+worker) and the hand is played again."""
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -158,14 +167,14 @@ def execute(
     on_head_lost: Callable[[str], None] | None = None,
 ) -> None:
     """Play every task, calling ``on_result(hand)`` (in this process) as each hand finishes,
-    ``on_failure(task, attempts, error)`` for a hand given up and, on Ray, ``on_replay(task,
-    why)`` for a hand played again after its node or worker was lost, and ``on_head_lost(line)``
+    ``on_failure(task, attempts, error)`` for a hand given up, ``on_replay(task, why, place)``
+    for a hand played again after its node or worker was lost, and ``on_head_lost(line)``
     (from another thread) when the cluster's head stops answering (without it the run raises
     `agents.cluster.ClusterError` when it notices). ``entrants``: their descriptions
     (`agents.tournament.runner.validate`), for what a cluster ships (`shipping`)."""
     queue = _Tasks(tasks)
+    replayed = on_replay or (lambda task, why, place: None)
     if backend == "ray":
-        replayed = on_replay or (lambda task, why: None)
         _run_ray(
             queue, on_result, on_failure, replayed, workers, ray_address, max_attempts, entrants or {}, on_head_lost
         )
@@ -181,7 +190,7 @@ def execute(
         finally:
             play._POOL.close()
     else:
-        _run_local(queue, on_result, on_failure, workers, max_attempts)
+        _run_local(queue, on_result, on_failure, replayed, workers, max_attempts)
 
 
 # ---------------------------------------------------------------------- local processes
@@ -225,7 +234,9 @@ class _Worker:
         self.conn.close()
 
 
-def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, workers: int, max_attempts: int) -> None:
+def _run_local(
+    queue: _Tasks, on_result: OnResult, on_failure: OnFailure, on_replay: OnReplay, workers: int, max_attempts: int
+) -> None:
     context = multiprocessing.get_context("spawn")
     attempts: dict[tuple[int, int], int] = collections.defaultdict(int)
     deaths = _Deaths()
@@ -250,15 +261,19 @@ def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, worker
                     status, value = worker.conn.recv() if worker.conn.poll() else ("dead", None)
                 except (EOFError, OSError):
                     status, value = "dead", None
-                if id(worker) in stopped and status == "dead":
+                was_stopped = id(worker) in stopped and status == "dead"
+                if was_stopped:
                     logger.warning("a worker was stopped (SIGSTOP) while playing deal %d seating %d: killed", *task.key)
                 if status == "dead":
+                    pid = worker.process.pid
                     worker.kill()
                     attempts[task.key] += 1
                     code = worker.process.exitcode
-                    replay = deaths.replay(task, worker.flight.last(), code, attempts[task.key] < max_attempts)
+                    waiting = worker.flight.last()
+                    replay = deaths.replay(task, waiting, code, attempts[task.key] < max_attempts)
                     if replay is not None:
                         queue.again(replay)
+                        on_replay(task, _death(task, code, was_stopped, waiting), f"local worker (pid {pid})")
                     else:
                         on_failure(task, attempts[task.key], f"worker process died (exit code {code}) on every attempt")
                     pool[index] = worker = _Worker(context)
@@ -279,6 +294,16 @@ def _run_local(queue: _Tasks, on_result: OnResult, on_failure: OnFailure, worker
 
 _WATCH = 1.0
 """Seconds between the coordinator's looks at its workers (the watchdog)."""
+
+
+def _death(task: HandTask, code: int | None, stopped: bool, waiting: tuple[int, int, str] | None) -> str:
+    """Why a local worker's play of ``task`` was lost, in words."""
+    how = "was stopped (SIGSTOP) and killed" if stopped else f"died (exit code {code})"
+    if waiting is None:
+        return f"its worker process {how}"
+    seat, step, phase = waiting
+    what = "construction" if phase == "construction" else f"decision {step}"
+    return f"its worker process {how} while it waited for {task.seats[seat]}'s {what} (seat {seat})"
 
 
 def _stopped(pid: int | None) -> bool:
@@ -329,9 +354,7 @@ _NODE_STAGING: dict[str, Any] = {}
 def _sandboxes_here(task: HandTask) -> HandTask:
     """The task's sandboxes with their files staged on this node, where the coordinator's
     copies are not (another machine of a Ray cluster); RuntimeError if it cannot sandbox."""
-    import tempfile
-
-    from agents.sandbox import available, stage
+    from agents.sandbox import Staging, available, stage
 
     boxes = []
     for name, box in task.sandboxes:
@@ -341,15 +364,12 @@ def _sandboxes_here(task: HandTask) -> HandTask:
                 uid, why = available()
                 if why is not None:
                     raise RuntimeError(f"cannot sandbox entrant {name} here: {why}")
-                if "folder" not in _NODE_STAGING:
+                if "folder" not in _NODE_STAGING:  # for this worker's life; a later run removes it (`Staging`)
                     import atexit
-                    import shutil
 
-                    _NODE_STAGING["folder"] = tempfile.mkdtemp(prefix="mahjong-entrants-")
-                    atexit.register(shutil.rmtree, _NODE_STAGING["folder"], True)
-                folder = _NODE_STAGING["folder"]
-                os.chmod(folder, 0o755)
-                binds, paths, _ = stage(spec, folder)
+                    _NODE_STAGING["folder"] = Staging()
+                    atexit.register(_NODE_STAGING["folder"].close)
+                binds, paths, _ = stage(spec, _NODE_STAGING["folder"].path)
                 _NODE_STAGING[spec] = dataclasses.replace(box, binds=binds, paths=paths, uid=uid, log=None)
             box = _NODE_STAGING[spec]
         boxes.append((name, box))
@@ -464,6 +484,18 @@ class _Nodes:
         raise ClusterError(f"no node of the Ray cluster {where} could take a hand for {CPU_WAIT:g} s: {gone}")
 
 
+def _warn_unsandboxed(entrants: dict[str, dict[str, Any]]) -> None:
+    """On Ray, a warning for each entrant isolated without a sandbox (module docstring)."""
+    for name, entry in entrants.items():
+        if entry.get("isolated") and not entry.get("sandboxed"):
+            logger.warning(
+                "agent %s runs on Ray without a sandbox: it runs as the Ray worker's user, with the cluster's "
+                "address and token within reach, so a worker it kills cannot be charged to it; such a hand is played "
+                "again, then stored as a failure after --max-attempts",
+                name,
+            )
+
+
 def _run_ray(
     queue: _Tasks,
     on_result: OnResult,
@@ -477,6 +509,7 @@ def _run_ray(
 ) -> None:
     from agents.cluster import connect
 
+    _warn_unsandboxed(entrants)
     files, needs, packages = shipping(entrants)
     cluster = connect(address, num_cpus=max(1, workers), modules=packages, files=files)
     if on_head_lost is not None:
@@ -525,7 +558,7 @@ def _play_on_ray(
             more = "" if usable_left else " (no other node left to play it: --resume plays it again)"
             on_failure(task, max(1, attempts[key]), f"{why}{more}")
             return
-        on_replay(task, why)
+        on_replay(task, why, nodes.seen[node_id].label if node_id in nodes.seen else node_id)
         queue.again(_isolated(task) if crashed else task)
 
     try:

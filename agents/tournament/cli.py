@@ -8,10 +8,11 @@ The report folder is ``--report``, else the one stored with the tournament (a re
 writes where the first run did), else next to the database (``DB-report/`` beside a ``--db``,
 ``report/`` in the default run folder).
 
-With ``--backend ray`` (docs/cluster.md), hands played again after a lost node or worker are
-warnings and counted after the leaderboard; a problem with the cluster (it cannot be joined, no
-free CPU, its head lost) ends the command with one line and exit status 1, giving the command
-that continues the tournament.
+Hands played again after a lost node or worker are warnings, stored with the tournament and
+counted in the leaderboard's notes and the report (over resumed runs too). With ``--backend
+ray`` (docs/cluster.md), a problem with the cluster (it cannot be joined, no free CPU, its
+head lost) ends the command with one line and exit status 1, giving the command that
+continues the tournament.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import logging
 import os
 import secrets
 import shlex
+import stat
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -56,7 +58,7 @@ from agents.tournament.schedule import hands_per_deal
 from agents.tournament.storage import ResultStore
 from mahjong_env.tools.cli import bounded
 
-__all__ = ["build_parser", "main", "parse_agents", "resume_command"]
+__all__ = ["build_parser", "main", "parse_agents", "read_seed_file", "resume_command"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="tournament seed: deals, seatings and agent seeds derive from it. Default: a secret seed drawn at "
         "random, stored in the database (--resume plays the same deals) and printed with the results. Whoever "
         "knows the seed can reconstruct every deal (all hands and the wall): give one for paired, reproducible "
-        "runs, and in a competition leave it unset or keep it private",
+        "runs, and in a competition leave it unset or use --seed-file (a command line is readable by every local "
+        "user, in /proc/PID/cmdline)",
+    )
+    game.add_argument(
+        "--seed-file",
+        metavar="PATH",
+        help="read the tournament seed (one whole number) from PATH, which must be a file of yours that no one "
+        "else may read or write (chmod 600): the private way to give a seed",
     )
     game.add_argument(
         "--format", choices=FORMATS, help="duplicate (default; rotates seats over each deal) or random-seats"
@@ -270,6 +279,48 @@ def parse_agents(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(named)
 
 
+_SEED_FILE_LIMIT = 100
+"""Bytes read from a seed file: a seed is at most 19 digits."""
+
+
+def read_seed_file(path: str | Path) -> int:
+    """The seed in ``path`` (``--seed-file``): one whole number in [0, MAX_SEED], surrounding
+    whitespace allowed, from a regular file owned by this user that neither its group nor
+    anyone else may read or write. TournamentError saying what to fix otherwise. The file is
+    opened once and checked through that descriptor (``fstat``), so what is checked is what is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise TournamentError(f"--seed-file {path}: cannot open it ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise TournamentError(f"--seed-file {path}: not a regular file")
+        if info.st_uid != os.geteuid():
+            raise TournamentError(
+                f"--seed-file {path}: owned by uid {info.st_uid}, not by you (uid {os.geteuid()}): whoever owns it "
+                "can read and change the seed; write your own file (chmod 600)"
+            )
+        if info.st_mode & 0o077:
+            raise TournamentError(
+                f"--seed-file {path}: its mode {stat.S_IMODE(info.st_mode):04o} lets its group or other users read "
+                f"or write it; the seed shows every deal: chmod 600 {shlex.quote(str(path))}"
+            )
+        data = os.read(fd, _SEED_FILE_LIMIT + 1)
+    finally:
+        os.close(fd)
+    text = data.decode("ascii", "replace").strip()
+    if len(data) > _SEED_FILE_LIMIT or not text.isdigit():
+        raise TournamentError(
+            f"--seed-file {path}: it must hold one whole number from 0 to {MAX_SEED} (and nothing else), "
+            f"found {text[:20]!r}{'…' if len(text) > 20 else ''}"
+        )
+    seed = int(text)
+    if seed > MAX_SEED:
+        raise TournamentError(f"--seed-file {path}: the seed must be at most {MAX_SEED}")
+    return seed
+
+
 def _rule_value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -287,6 +338,8 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
     for field in ("deals", "seed", "format", "move_timeout"):
         if getattr(args, field) is not None:
             given[field] = getattr(args, field)
+    if args.seed_file is not None:
+        given["seed"] = read_seed_file(args.seed_file)
     if args.rule:
         rules = []
         for item in args.rule:
@@ -333,6 +386,8 @@ def _limits(items: list[str] | None) -> Limits:
 
 
 def _check_args(args: argparse.Namespace) -> None:
+    if args.seed is not None and args.seed_file is not None:
+        raise TournamentError("give the seed once: --seed N or --seed-file PATH (the private way), not both")
     if args.trust_db and not args.resume:
         raise TournamentError("--trust-db goes with --resume (it runs the specs stored in the database)")
     if args.ray_address and args.backend != "ray":
@@ -378,7 +433,6 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     db: Path | None = None
     config: TournamentConfig | None = None
-    replays: list[tuple[int, int]] = []
     try:
         _check_args(args)
         given = _given_fields(args)
@@ -402,7 +456,6 @@ def _run(argv: list[str]) -> int:
             ray_address=args.ray_address,
             progress=not args.quiet,
             max_attempts=args.max_attempts,
-            on_replay=lambda task, why: replays.append(task.key),
             on_head_lost=lambda message: _lost_head(args, db, config, message),
             isolate=args.isolate,
             load_timeout=args.load_timeout,
@@ -411,7 +464,7 @@ def _run(argv: list[str]) -> int:
             allow_unsandboxed=args.allow_unsandboxed,
             limits=_limits(args.limit),
         )
-        print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl, len(replays)))
+        print(_outputs(summary, db, None if args.no_report else report_dir, args.export_jsonl))
         if "seed" not in given and not args.resume:
             print(
                 f"seed: {config.seed}, drawn at random and secret until now "
@@ -484,17 +537,12 @@ def _report_dir(args: argparse.Namespace, db: Path) -> Path:
     return db.with_name(db.stem + "-report") if args.db else db.parent / "report"
 
 
-def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None, replays: int = 0) -> str:
-    """Write the report and the export; the leaderboard, the hands played again (``replays``:
-    their node or worker was lost) and where things went, as text."""
+def _outputs(summary: Any, db: Path, report_dir: Path | None, jsonl: str | None) -> str:
+    """Write the report and the export; the leaderboard (its notes count the hands played
+    again, stored with the tournament) and where things went, as text."""
     from agents.tournament.report import leaderboard_text, write_report
 
     lines = [leaderboard_text(summary)]
-    if replays:
-        lines.append(
-            f"\nplayed again: {replays} hand(s), after their node or worker was lost (the warnings above say "
-            "which and why); the results are those of the replays"
-        )
     with ResultStore(db) as store:
         if report_dir is not None:
             page = write_report(summary, store, report_dir)

@@ -174,6 +174,8 @@ def _notes(summary: Summary) -> list[str]:
         notes.append("Forfeits: " + ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items())))
     if summary.failures:
         notes.append(f"{len(summary.failures)} hand(s) failed on every attempt (rerun them with --resume)")
+    if summary.replays:
+        notes.append(replays_text(summary.replays))
     played = [a.deals for a in summary.agents if a.deals]
     if played and min(played) < 30:
         notes.append(
@@ -362,6 +364,25 @@ def _entrant_rows(summary: Summary, store: ResultStore) -> list[list[str]]:
     return rows
 
 
+def replays_text(replays: list[dict[str, Any]]) -> str:
+    """One line on the plays that were lost and played again (`ResultStore.replays`)."""
+    hands = len({(r["deal"], r["seating"]) for r in replays})
+    lost = "" if hands == len(replays) else f" ({len(replays)} plays lost)"
+    return (
+        f"played again: {hands} hand(s){lost}, after their node or worker was lost; the results are those of the "
+        "replays (the report's 'Played again' lists which and why)"
+    )
+
+
+def _replay_lines(replays: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"deal {r['deal']}, seating {r['seating']}, play {r['attempt']}"
+        + (f" on {r['place']}" if r["place"] else "")
+        + f": {r['reason']}"
+        for r in replays
+    ]
+
+
 def _first_line(message: str) -> str:
     lines = message.strip().splitlines()
     return lines[-1] if lines else ""
@@ -418,6 +439,8 @@ def write_report(summary: Summary, store: ResultStore, out: str | Path) -> Path:
                 f"{_md(f['kind'])}: {_md(_first_line(f['message']))}"
             )
         md.append("")
+    if summary.replays:
+        md += ["## Played again\n"] + [f"- {_md(line)}" for line in _replay_lines(summary.replays)] + [""]
     md += ["## Entrants\n", _markdown_table([entrants[0]] + [[_md(c) for c in r] for r in entrants[1:]]), ""]
     if notes:
         md += ["## Notes\n"] + [f"- {n}" for n in notes] + [""]
@@ -444,6 +467,7 @@ def write_report(summary: Summary, store: ResultStore, out: str | Path) -> Path:
         f"{html.escape(f['kind'])}<pre>{html.escape(f['message'][-600:])}</pre></li>"
         for f in summary.forfeits
     )
+    replays_html = "".join(f"<li>{html.escape(line)}</li>" for line in _replay_lines(summary.replays))
     pairs_html = ""
     if summary.pairs:
         pairs_html = (
@@ -466,6 +490,7 @@ pre {{ background: #f7f7f7; padding: 0.5em; overflow-x: auto; }}
 {"".join(f'<p><img src="{p}" alt="{p}"></p>' for p in plots)}
 <h2>Notable hands</h2><ul>{notable_html}</ul>
 {"<h2>Forfeits</h2><ul>" + forfeits_html + "</ul>" if summary.forfeits else ""}
+{"<h2>Played again</h2><ul>" + replays_html + "</ul>" if summary.replays else ""}
 <h2>Entrants</h2>{_html_table(entrants)}
 {"<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>" if notes else ""}
 </body></html>

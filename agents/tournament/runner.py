@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import agents
-from agents.sandbox import AgentFault, IsolatedAgent, Limits, Sandbox, available, stage
+from agents.sandbox import AgentFault, IsolatedAgent, Limits, Sandbox, Staging, available, stage
 from agents.tournament.backends import BACKENDS, execute
 from agents.tournament.config import TournamentConfig
 from agents.tournament.play import ISOLATION, isolated
@@ -292,8 +289,9 @@ def run_tournament(
     Without tqdm, ``progress`` lines go to this module's logger (INFO).
 
     ``backend="ray"`` joins the cluster at ``ray_address`` (else ``RAY_ADDRESS``) or starts a
-    local Ray (`agents.cluster`). A hand played again because its node or worker was lost is
-    logged as a warning and passed to ``on_replay(task, why)``; ``on_head_lost(line)`` is
+    local Ray (`agents.cluster`). A hand played again because its node or worker was lost (any
+    backend) is stored (`ResultStore.add_replay`: the summary's ``replays``, over resumed runs
+    too), logged as a warning and passed to ``on_replay(task, why)``; ``on_head_lost(line)`` is
     called from another thread when the cluster's head stops answering. What goes wrong with
     the cluster itself raises `agents.cluster.ClusterError` (one line); finished hands stay
     stored and ``--resume`` continues."""
@@ -309,15 +307,11 @@ def run_tournament(
         with ResultStore(db) as store:
             _check_fits(config, store.extent(), Path(db))
     config = resolve_specs(config)
-    folder = tempfile.mkdtemp(prefix="mahjong-entrants-")
-    try:
-        os.chmod(folder, 0o755)  # the sandbox's user reads the copies; only we write them
+    with Staging() as folder:  # removed at the end; after a SIGKILL, by the next run (`Staging`)
         return _run(
-            config, db, folder, workers, backend, ray_address, progress, max_attempts, on_hand, on_replay,
+            config, db, str(folder.path), workers, backend, ray_address, progress, max_attempts, on_hand, on_replay,
             on_head_lost, isolate, load_timeout, allow_variant_mismatch, report_dir, allow_unsandboxed, limits,
         )  # fmt: skip
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(
@@ -374,7 +368,8 @@ def _run(
             store.add_failure(task.deal, task.seating, attempts, error)
             bar.update(1)
 
-        def replayed(task: HandTask, why: str) -> None:
+        def replayed(task: HandTask, why: str, place: str | None) -> None:
+            store.add_replay(task.deal, task.seating, why, place)
             logger.warning("deal %d seating %d is played again: %s", task.deal, task.seating, why)
             if on_replay is not None:
                 on_replay(task, why)
@@ -409,7 +404,7 @@ def _summary(config: TournamentConfig, store: ResultStore, db: Path) -> Summary:
     except (KeyError, TypeError, IndexError, AttributeError) as error:
         raise TournamentError(f"{db} holds hands that do not fit its configuration ({error})") from None
     try:
-        return summarize(config, store.hands(), total_hands(config), store.failures())
+        return summarize(config, store.hands(), total_hands(config), store.failures(), replays=store.replays())
     except (KeyError, TypeError, IndexError, AttributeError) as error:  # a database edited by hand or by an adversary
         raise TournamentError(
             f"{db} holds hands that do not fit its configuration ({type(error).__name__}: {error})"

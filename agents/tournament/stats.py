@@ -98,6 +98,8 @@ class Summary:
     confidence: float = 0.95
     skill_history: list[dict[str, tuple[float, float]]] = dataclasses.field(default_factory=list)
     """Each entrant's (mu, sigma) after each hand, in the same order as ``rating_history``."""
+    replays: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Plays of hands that were lost and played again (`ResultStore.replays`)."""
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -194,6 +196,7 @@ def summarize(
     failures: list[dict[str, Any]] | None = None,
     confidence: float = 0.95,
     resamples: int = 2000,
+    replays: list[dict[str, Any]] | None = None,
 ) -> Summary:
     """All statistics of the stored hands (as `ResultStore.hands` yields them, in order)."""
     hands = list(hands)
@@ -285,6 +288,7 @@ def summarize(
         notable=_notable(hands, names),
         forfeits=[{"deal": h["deal"], "seating": h["seating"], **h["forfeit"]} for h in hands if h.get("forfeit")],
         failures=list(failures or []),
+        replays=list(replays or []),
         confidence=confidence,
         skill_history=skills,
     )

@@ -17,6 +17,10 @@ Tables:
   so ``SELECT agent, AVG(points) FROM seats GROUP BY agent`` works.
 - ``failures``: hands whose worker died on every attempt (``deal, seating, attempts, error``);
   they are not in ``hands`` and ``--resume`` tries them again.
+- ``replays``: one row per play of a hand that was lost and played again (its worker died or
+  was stopped, its node was lost or could not play it): ``deal, seating, attempt`` (the lost
+  play's number, 1 for the hand's first play in this database, counted over resumed runs too),
+  ``reason``, ``place`` (the node or local worker), ``replayed_at``.
 
 Every hand (its ``hands`` row and four ``seats`` rows) is written in one transaction, so an
 interrupted run loses at most the hands in flight, never half a hand. Only the coordinating
@@ -48,7 +52,7 @@ SCHEMA_VERSION = 1
 LOCK_TIMEOUT = 10.0
 """Seconds one statement waits for a lock held by another process."""
 WRITE_ATTEMPTS = 3
-_TABLES = ("meta", "hands", "seats", "failures")
+_TABLES = ("meta", "hands", "seats", "failures", "replays")
 
 
 class StoreError(ValueError):
@@ -94,6 +98,15 @@ CREATE TABLE IF NOT EXISTS failures (
     error TEXT,
     failed_at TEXT,
     PRIMARY KEY (deal, seating)
+);
+CREATE TABLE IF NOT EXISTS replays (
+    deal INTEGER NOT NULL,
+    seating INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    place TEXT,
+    replayed_at TEXT,
+    PRIMARY KEY (deal, seating, attempt)
 );
 """
 
@@ -337,6 +350,40 @@ class ResultStore:
             ).fetchall()
         )
         return [{"deal": d, "seating": s, "attempts": a, "error": str(e)} for d, s, a, e in rows]
+
+    def add_replay(self, deal: int, seating: int, reason: str, place: str | None = None) -> int:
+        """Record that a play of hand (``deal``, ``seating``) was lost and the hand is played
+        again; returns the lost play's number (1 + the replays stored for that hand before)."""
+
+        def write() -> int:
+            with self._transaction():
+                (count,) = self.conn.execute(
+                    "SELECT COUNT(*) FROM replays WHERE deal = ? AND seating = ?", (deal, seating)
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO replays VALUES (?, ?, ?, ?, ?, ?)", (deal, seating, count + 1, reason, place, _now())
+                )
+            return int(count) + 1
+
+        return int(self._retry(write))
+
+    def replays(self) -> list[dict[str, Any]]:
+        """Every stored replay (`add_replay`) in (deal, seating, attempt) order."""
+        rows = self._retry(
+            lambda: self.conn.execute(
+                "SELECT deal, seating, attempt, reason, place FROM replays ORDER BY deal, seating, attempt"
+            ).fetchall()
+        )
+        return [
+            {
+                "deal": int(d),
+                "seating": int(s),
+                "attempt": int(a),
+                "reason": str(r),
+                "place": None if p is None else str(p),
+            }
+            for d, s, a, r, p in rows
+        ]
 
     def hands(self, with_record: bool = False) -> Iterator[dict[str, Any]]:
         """Every stored hand in (deal, seating) order, with ``seats``, ``points`` and ``result``

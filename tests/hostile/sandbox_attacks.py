@@ -89,10 +89,13 @@ class ProcessHunter(Attacker):
 
 class FileHunter(Attacker):
     """Goes after the file ``where`` names (the results database, a rival's source): reads it,
-    writes it, and looks for anything ending in .sqlite; reports what worked."""
+    writes it, and looks for anything ending in .sqlite (once per process: the search walks
+    every folder it can see); reports what worked."""
+
+    searched: list[str] | None = None
 
     def attack(self) -> None:
-        found = {"read": False, "written": False, "sqlite": []}
+        found: dict[str, Any] = {"read": False, "written": False}
         try:
             with open(self.where, "rb") as f:
                 found["read"] = bool(f.read(16)) or True
@@ -104,10 +107,12 @@ class FileHunter(Attacker):
             found["written"] = True
         except OSError as error:
             found["write_error"] = type(error).__name__
-        for top in ("/tmp", "/work", "/root", "/home", "/var"):
-            for folder, _, files in os.walk(top):
-                found["sqlite"] += [os.path.join(folder, n) for n in files if n.endswith(".sqlite")]
-        report(**found)
+        if FileHunter.searched is None:
+            FileHunter.searched = []
+            for top in ("/tmp", "/work", "/root", "/home", "/var"):
+                for folder, _, files in os.walk(top):
+                    FileHunter.searched += [os.path.join(folder, n) for n in files if n.endswith(".sqlite")]
+        report(**found, sqlite=FileHunter.searched)
 
 
 class Hog(Attacker):
@@ -120,19 +125,32 @@ class Hog(Attacker):
 
 
 class Daemon(Attacker):
-    """Starts a ``setsid`` child that sleeps an hour, named by ``mark`` on its command line,
-    so that the test can look for it after the run."""
+    """Starts a daemon (forked twice, in a session of its own, its parent gone) that sleeps
+    ``seconds`` (an hour), named by ``mark`` on its command line, so that the test can look for
+    it after the run."""
 
     def attack(self) -> None:
-        if os.fork() == 0:
+        child = os.fork()
+        if child == 0:
             os.setsid()
-            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(3600)", str(self.options["mark"])])
+            if os.fork() == 0:
+                sleep = f"import time; time.sleep({float(self.options.get('seconds', 3600))})"
+                os.execv(sys.executable, [sys.executable, "-c", sleep, str(self.options["mark"])])
+            os._exit(0)
+        os.waitpid(child, 0)
 
 
 class ForkBomb(Attacker):
-    """Forks until it cannot (each child sleeps), and reports how many it got."""
+    """Forks until it cannot, at most ``tries`` times (each child sleeps an hour), and reports
+    how many it got; with ``once=true``, only in the first hand its process plays (where
+    RLIMIT_NPROC binds, later hands' forks would fail at once anyway)."""
+
+    bombed = False
 
     def attack(self) -> None:
+        if self.options.get("once") and ForkBomb.bombed:
+            return
+        ForkBomb.bombed = True
         count = 0
         for _ in range(int(self.options.get("tries", 500))):
             try:
@@ -154,6 +172,17 @@ class Shouter(Attacker):
         for _ in range(int(self.options.get("mb", 50)) << 10):
             os.write(1, line)
             os.write(2, line)
+
+
+class WorkerKiller(Attacker):
+    """Kills the process that plays the hand: the parent of its keeper (its own parent), a
+    local worker or a Ray worker, as an agent that is losing would."""
+
+    def attack(self) -> None:
+        with open(f"/proc/{os.getppid()}/stat", "rb") as f:
+            worker = int(f.read().rpartition(b")")[2].split()[1])
+        report(worker=worker)
+        os.kill(worker, signal.SIGKILL)
 
 
 class Stopper(Attacker):
