@@ -221,18 +221,19 @@ class _Situation(PlayerAnalysis):
         return max(candidates, key=lambda t: (self.ready_prospects(t), self.rank_key(counts, melds, t)))
 
     def kong_keeps_ready(self, action: int) -> bool:
-        """Whether a ready player's kong leaves the hand ready (X5: else it becomes 相公)."""
-        if not self.changchun:
-            if A.CONCEALED_KONG <= action < A.ADDED_KONG:
-                tile, n = action - A.CONCEALED_KONG, 4
-            elif A.ADDED_KONG <= action < A.SPECIAL_ADD:
-                tile, n = action - A.ADDED_KONG, 1
-            else:
-                return False
-            counts = list(self.counts)
-            counts[tile] -= n
-            return bool(self.waits(counts, self.melds.plus((tile,) * n, True, new_meld=n == 4)))
-        return True  # C7: the mask offers a ready Changchun player only kongs that keep its waits
+        """Whether a ready player's kong leaves the hand ready (X5: else it becomes 相公); where
+        the rule set offers a ready player only kongs that keep its waits (C7), every one does."""
+        if self.rules.ready_kongs_keep_waits:
+            return True
+        if A.CONCEALED_KONG <= action < A.ADDED_KONG:
+            tile, n = action - A.CONCEALED_KONG, 4
+        elif A.ADDED_KONG <= action < A.SPECIAL_ADD:
+            tile, n = action - A.ADDED_KONG, 1
+        else:
+            return False
+        counts = list(self.counts)
+        counts[tile] -= n
+        return bool(self.waits(counts, self.melds.plus((tile,) * n, True, new_meld=n == 4, concealed=n == 4)))
 
     def claim(self, mask: np.ndarray, all_kongs: bool = False) -> int:
         """Pass, or the claim that improves the hand (pong, kong, chow, 抢叉); every kong with
@@ -262,7 +263,7 @@ class _Situation(PlayerAnalysis):
         return A.PASS
 
     def _claimed_kong_keeps_ready(self, tile: int) -> bool:
-        if self.changchun:
+        if self.rules.ready_kongs_keep_waits:
             return True  # C7: offered only when the waits stay the same
         counts = list(self.counts)
         counts[tile] -= 3

@@ -159,7 +159,7 @@ class MeldSummary:
     """What one's melds contribute to a win's tile conditions (`mahjong_env.rules.base.MeldFacts`,
     Changchun's C9) and to 空听 (R8)."""
 
-    __slots__ = ("count", "suits", "tiles", "triplet", "yaojiu")
+    __slots__ = ("chow", "concealed_kong", "count", "suits", "tiles", "triplet", "yaojiu")
 
     def __init__(self, melds: Sequence[Mapping[str, Any]] = ()) -> None:
         self.count = len(melds)
@@ -167,23 +167,35 @@ class MeldSummary:
         self.suits = 0
         self.yaojiu = False
         self.triplet = False
+        self.chow = False
+        self.concealed_kong = False
         for meld in melds:
-            if meld["kind"] != "chow":
+            kind = meld["kind"]
+            if kind == "chow":
+                self.chow = True
+            else:
                 self.triplet = True
+                if kind == "concealed_kong":
+                    self.concealed_kong = True
             for t in parse_tiles(meld["tiles"] or ""):
                 self.tiles[t] += 1
                 if t < 27:
                     self.suits |= 1 << (t // 9)
                 self.yaojiu |= _IS_YAOJIU[t]
 
-    def plus(self, tiles: tuple[int, ...], triplet: bool, new_meld: bool = True) -> MeldSummary:
-        """A copy with ``tiles`` added: one more meld, or tiles added to a meld (kongs)."""
+    def plus(
+        self, tiles: tuple[int, ...], triplet: bool, new_meld: bool = True, concealed: bool = False
+    ) -> MeldSummary:
+        """A copy with ``tiles`` added: one more meld (a chow unless ``triplet``; a concealed
+        kong where ``concealed``), or tiles added to a meld (kongs)."""
         other = MeldSummary()
         other.count = self.count + new_meld
         other.tiles = list(self.tiles)
         other.suits = self.suits
         other.yaojiu = self.yaojiu
         other.triplet = self.triplet or triplet
+        other.chow = self.chow or (new_meld and not triplet)
+        other.concealed_kong = self.concealed_kong or concealed
         for t in tiles:
             other.tiles[t] += 1
             if t < 27:
@@ -222,9 +234,6 @@ class PlayerAnalysis:
         self.conditions = rules.extra_win_conditions
         """Whether wins have conditions on the tiles held (C9): effective shanten adds the rule
         set's `tile_condition_shortfall` and waits are filtered by `meets_tile_conditions`."""
-        self.changchun = self.conditions
-        """The same (Changchun's C9), under the name `agents.heuristic` still reads (to move: it
-        should ask ``rules``)."""
         self.seven_pairs = rules.allows_seven_pairs
         self.discard_wins = rules.wins_on_discards
         self.counts = [0] * NUM_KINDS

@@ -195,3 +195,33 @@ def test_r13_analysis_planes_reveal_nothing_hidden(variant, module, profile):
             module, seed, hand, rng.randrange(4), rng, profile=profile, analysis_features=True
         )
     assert compared >= 60
+
+
+def test_the_analysis_waits_are_the_rule_sets():
+    """`PlayerAnalysis.waits` asks the rule set's C9 predicates: a Changchun hand that lacks a
+    suit waits on nothing, the same shape in Xinjiang waits; C9.4 手把一: a single tile beside an
+    exposed chow never wins, and a concealed kong's tiles count as concealed (C3), as the
+    engine's `ChangchunRules.readings` judges them."""
+    table = {
+        "seat": 0,
+        "melds": [[], [], [], []],
+        "discards": [[], [], [], []],
+        "ready": [False] * 4,
+        "xianggong": [False] * 4,
+    }
+    one_suit = dict(table, hand="1112345678999m")  # nine gates: every m tile completes it
+    changchun = PlayerAnalysis(one_suit, "changchun")
+    xinjiang = PlayerAnalysis(one_suit, "xinjiang")
+    assert changchun.waits(changchun.counts, changchun.melds) == 0  # C9 三色全
+    assert xinjiang.waits(xinjiang.counts, xinjiang.melds) == sum(1 << t for t in range(9))
+    chows = [{"kind": "chow", "tiles": tiles, "from": 3} for tiles in ("123m", "123p", "789s", "789m")]
+    single = PlayerAnalysis(dict(table, hand="5z", melds=[chows, [], [], []]), "changchun")
+    assert single.waits(single.counts, single.melds) == 0  # C9.4 手把一
+    melded = PlayerAnalysis(dict(table, hand="5z", melds=[chows, [], [], []]), "xinjiang")
+    assert melded.waits(melded.counts, melded.melds) == 1 << 31
+    kong = [*chows[:3], {"kind": "concealed_kong", "tiles": "5555p", "from": None}]
+    concealed = PlayerAnalysis(dict(table, hand="5z", melds=[kong, [], [], []]), "changchun")
+    assert concealed.waits(concealed.counts, concealed.melds) == 1 << 31  # its kong counts as concealed
+    exposed = [*chows[:3], {"kind": "kong", "tiles": "5555p", "from": 2}]
+    shown = PlayerAnalysis(dict(table, hand="5z", melds=[exposed, [], [], []]), "changchun")
+    assert shown.waits(shown.counts, shown.melds) == 0
