@@ -257,6 +257,10 @@ class MeldFacts(Protocol):
     """A meld holds a 1, a 9 or an honor (幺九)."""
     triplet: bool
     """A meld is not a chow (a pong, a kong or a special group)."""
+    chow: bool
+    """A meld is a chow (C9.4 手把一 forbids a single concealed tile beside one)."""
+    concealed_kong: bool
+    """A meld is a concealed kong (its tiles count as concealed for 手把一, C9.4, C3)."""
 
 
 class RuleSet:
@@ -282,6 +286,10 @@ class RuleSet:
     extra_win_conditions: ClassVar[bool] = False
     """Whether a complete hand must also meet conditions on the tiles it holds (Changchun's C9):
     `tile_condition_shortfall` and `meets_tile_conditions` then say more than their defaults."""
+    ready_kongs_keep_waits: ClassVar[bool] = False
+    """Whether a ready player is offered only the kongs that keep its waits (Changchun's C7), so
+    a player need not check them itself; where False, a kong may cost a ready hand its waits
+    (Xinjiang's X5: it becomes 相公)."""
 
     def __init__(self, config: RuleConfig) -> None:
         self.config = config

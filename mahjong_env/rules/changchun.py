@@ -265,6 +265,7 @@ class ChangchunRules(RuleSet):
     name = "changchun"
     uses_bao = True
     extra_win_conditions = True  # C9
+    ready_kongs_keep_waits = True  # C7
     priority: ClassVar[dict[int, int]] = {
         A.WIN: 4,
         A.PONG: 3,
@@ -309,11 +310,13 @@ class ChangchunRules(RuleSet):
         return shortfall
 
     def meets_tile_conditions(self, counts: Sequence[int], melds: MeldFacts) -> bool:
-        """三色全, 幺九 and 一叉 (a seven-pairs shape needs only the first two); 手把一 is left to
-        `readings`, which the engine asks."""
+        """三色全, 幺九, 一叉 (a seven-pairs shape needs only the first two) and 手把一, as
+        `readings` judges them."""
         # a complete hand holds a pair, so a shortfall of 1 or more means a suit or 幺九 is missing
         if self.tile_condition_shortfall(counts, melds) >= 1.0:
             return False
+        if sum(counts) == 2 and melds.chow and not melds.concealed_kong:
+            return False  # C9.4 手把一: a single concealed tile beside a chow
         if sum(counts) == 14 and hand.is_seven_pairs(counts):
             return True  # C9: conditions 1 and 2 apply to seven pairs, 3 does not
         return melds.triplet or any(d.triplets or is_dragon(d.pair) for d in hand.decompositions(counts))
