@@ -4,6 +4,7 @@
 # than looking attributes up. Every attribute stays a Python object.
 cimport cython
 from mahjong_env.engine.state cimport SeatState
+from mahjong_env.engine.game cimport Game
 
 cdef class TableMemory:
     cdef public object concealed_kong_visible, deals, history, rivers, melds, own_melds, shown
@@ -12,9 +13,9 @@ cdef class TableMemory:
     cdef public object _meld_versions, _meld_clock, _meld_shown, _shown
 
     @cython.locals(st=SeatState)
-    cpdef sync(self, game)
+    cpdef sync(self, Game game)
 
 cpdef seat_view(game, seat, TableMemory memory)
 
 @cython.locals(s0=SeatState, s1=SeatState, s2=SeatState, s3=SeatState, me=SeatState)
-cpdef _seat_view(game, int seat, TableMemory memory)
+cpdef _seat_view(Game game, int seat, TableMemory memory)
