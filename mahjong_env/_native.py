@@ -11,8 +11,8 @@ loaded from its extension only when the extension was built from the ``.py`` tha
 - ``MAHJONG_ENV_PURE=1`` in the environment runs every module from its ``.py`` (the reference
   against which the compiled core is checked, and a way round a broken build);
 - if any core ``.py`` (or the ``.pxd`` of C types beside it) was edited since the build (its
-  SHA-256 differs from the one the build recorded in ``_build_hashes.json``), every core module runs from its source, with one warning
-  naming the edited ones: the compiled modules are a snapshot that must not be mixed with newer
+  SHA-256 differs from the one the build recorded in ``_build_hashes.json``), every core
+  module runs from its source, with one warning naming the edited ones: the compiled modules are a snapshot that must not be mixed with newer
   sources (an edited ``state.py`` beside a ``game`` compiled against the old one), and an
   editable install never runs stale compiled code. ``pip install -e .`` rebuilds them.
 
@@ -48,6 +48,9 @@ COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.rules.base",
     "mahjong_env.rules.xinjiang",
     "mahjong_env.rules.changchun",
+    "mahjong_env.seat_view",
+    "mahjong_env.observation",
+    "mahjong_env.features",
     "mahjong_env.adapters.aec",
     "mahjong_env.adapters.wrappers",
 )

@@ -659,7 +659,7 @@ def test_the_record_shows_each_hand_as_dealt() -> None:
     assert dealt["hands"] == [format_tiles(parse_tiles(h)) for h in options["hands"]]
     assert dealt["wall"] == format_tiles(parse_tiles(options["wall"]))
     rng = random.Random(0)
-    for agent in env.agent_iter():  # both hands: tiles move, the record of the first deal does not
+    for _agent in env.agent_iter():  # both hands: tiles move, the record of the first deal does not
         obs, _, termination, truncation, _ = env.last()
         legal = np.flatnonzero(obs["action_mask"])
         env.step(None if termination or truncation else int(rng.choice(legal)))
