@@ -49,7 +49,11 @@ GARBAGE: list[Any] = [
 def snapshot(raw: Any) -> bytes:
     """Everything a caller can see of the env, and the engine's state, as bytes."""
     game = raw.game
-    internals = {k: v for k, v in vars(game).items() if k != "_legal"}  # _legal: a cache of legal_actions()
+    # the engine's whole state, as pickle sees it (a compiled `Game` is an extension type with no
+    # ``__dict__``), less ``_legal``, a cache of legal_actions()
+    clone = copy.copy(game)
+    clone._legal = None
+    internals = pickle.dumps(clone)
     seen = {
         "record": json.dumps(raw.record(), sort_keys=True),
         "state": raw.state().tobytes(),

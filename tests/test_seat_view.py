@@ -347,22 +347,6 @@ def test_the_analysis_is_the_same_from_the_view_and_from_the_dict(module, rules)
         )
 
 
-def test_the_analysis_waits_are_the_rule_sets():
-    """`PlayerAnalysis.waits` asks the rule set (C9 included): a Changchun hand that lacks a
-    suit waits on nothing, the same shape in Xinjiang waits; 手把一 (C9.4) holds."""
-    hand = {"seat": 0, "melds": [[], [], [], []], "discards": [[], [], [], []]}
-    one_suit = dict(hand, hand="1112345678999m")  # nine gates: every m tile completes it
-    changchun = PlayerAnalysis(one_suit, "changchun")
-    xinjiang = PlayerAnalysis(one_suit, "xinjiang")
-    assert changchun.waits(changchun.counts, changchun.melds) == 0  # C9 三色全
-    assert xinjiang.waits(xinjiang.counts, xinjiang.melds) == sum(1 << t for t in range(9))
-    chows = [{"kind": "chow", "tiles": tiles, "from": 3} for tiles in ("123m", "123p", "789s", "789m")]
-    single = PlayerAnalysis(dict(hand, hand="5z", melds=[chows, [], [], []]), "changchun")
-    assert single.waits(single.counts, single.melds) == 0  # C9.4 手把一: one tile beside chows only
-    melded = PlayerAnalysis(dict(hand, hand="5z", melds=[chows, [], [], []]), "xinjiang")
-    assert melded.waits(melded.counts, melded.melds) == 1 << 31
-
-
 # ---------------------------------------------------------------------- the vector env
 
 
