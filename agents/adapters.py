@@ -28,17 +28,18 @@ import numpy as np
 from agents.base import Agent
 from mahjong_env.actions import NUM_ACTIONS
 from mahjong_env.observation import NUM_CHANNELS
-from mahjong_env.variants import variant_names
 
 __all__ = ["META_FILE", "RLlibAgent", "SB3Agent"]
 
 META_FILE = "mahjong_meta.json"
 """Written next to an RLlib checkpoint: ``{"variant": ..., "module": ...}``."""
 
+_VARIANTS = ("xinjiang", "changchun")
+
 
 def _check_variant(variant: Any, path: Path) -> str | None:
-    if variant is not None and variant not in variant_names():
-        raise ValueError(f"{path}: variant must be one of {', '.join(variant_names())}, got {variant!r}")
+    if variant is not None and variant not in _VARIANTS:
+        raise ValueError(f"{path}: variant must be one of {', '.join(_VARIANTS)}, got {variant!r}")
     return variant
 
 

@@ -2,12 +2,10 @@
 
 An agent sees what one player may see (RULES.md R13): its observation dict
 (``{"observation", "action_mask"}``) and an ``info`` dict that carries its readable view of the
-table under ``"view"`` (API.md ``view(agent)``), the variant name under ``"variant"``, the
-rule fields under ``"config"`` and the same knowledge typed under ``"seat_view"``
-(`mahjong_env.seat_view.SeatView`, from which the rest is made). Never the env object, never
-``state()``. The tournament holds its entrants to this: every agent gets copies, and an entrant
-that is not this package's own code plays in its own process, which receives only these two
-dicts (`agents.sandbox`).
+table under ``"view"`` (API.md ``view(agent)``), the variant name under ``"variant"`` and the
+rule fields under ``"config"``. Never the env object, never ``state()``. The tournament holds
+its entrants to this: every agent gets copies, and an entrant that is not this package's own
+code plays in its own process, which receives only these two dicts (`agents.sandbox`).
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mahjong_env.adapters.policies import decision_info
+from mahjong_env.variants import get_variant
 
 __all__ = ["Agent", "agent_info"]
 
@@ -41,7 +39,7 @@ class Agent:
 
 
 def agent_info(env: Any, agent: str) -> dict[str, Any]:
-    """The ``info`` an agent receives (`mahjong_env.adapters.policies.decision_info`): its own
-    view of the table, the variant name, the rule fields (public: every player knows the rules
-    being played) and its `SeatView`."""
-    return decision_info(env, agent)
+    """The ``info`` an agent receives: its own view of the table, the variant name and the
+    rule fields (``config``: public, every player knows the rules being played)."""
+    raw = env.unwrapped
+    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name, "config": raw.config.to_dict()}

@@ -1,9 +1,9 @@
 """`HeuristicAgent`: the rule-based baseline for both variants.
 
-It plays from what one player may see (RULES.md R13): the action mask and its
-`mahjong_env.seat_view.SeatView` (its own hand and melds, the visible count of every kind for
-counting unseen tiles, the public discard history). Hand shape comes from the engine's hand
-analysis (`mahjong_env.hand` and its per-group shanten tables), winning tiles from the rule set.
+It plays from what one player may see (RULES.md R13): the action mask, the observation's
+``visible`` plane (own hand, every public meld, every river) for counting unseen tiles, and the
+readable view (``info["view"]``) for its own hand and melds. Hand shape comes from the engine's
+hand analysis (`mahjong_env.hand` and its per-group shanten tables).
 
 Decision rules, in order:
 
@@ -27,16 +27,15 @@ Decision rules, in order:
    (``kongs="always"``: every kong and special group a player that is not ready may make, on
    its turn and on a discard, since a kong pays at once, X8, C12, adds a fan, X6, and draws a
    replacement; ``kongs="first"``: the same, and on its turn before a ready declaration). A ready
-   player kongs only if its hand stays ready without the kong tiles, so it never becomes 相公
-   (X5), unless the rule set offers a ready player only kongs that keep its waits (C7).
+   Xinjiang player kongs only if the hand stays ready without the kong tiles, so it never
+   becomes 相公 (X5); a ready Changchun player's kongs keep its waits by rule (C7).
 5. Claims (pong 碰, kong, chow 吃) only when the hand after the claim (and its best discard)
    has a lower effective shanten, or the same with more unseen useful tiles; otherwise ``pass``.
 
-The agent needs ``info`` as built by `agents.agent_info`: it reads ``info["seat_view"]``, or,
-where an info carries only the view dict (``{"view", "variant", "config"}``, say built by
-hand), reads it with `SeatView.from_dict` (rule fields absent from ``config`` take the
-variant's defaults). The hand analysis is `mahjong_env.features`, computed from the view alone,
-so the observation array is not needed (only its mask).
+The agent needs ``info`` as built by `agents.agent_info` (``{"view", "variant", "config"}``):
+the rule fields it reads (``allow_seven_pairs``, ``allow_discard_win``) default to each
+variant's defaults when ``config`` is absent. The hand analysis is `mahjong_env.features`,
+computed from the view alone, so the observation array is not needed (only its mask).
 """
 
 from __future__ import annotations
@@ -50,7 +49,6 @@ from mahjong_env import actions as A
 from mahjong_env.engine.state import SPECIAL_KIND_OF_ACTION, MeldKind
 from mahjong_env.features import PlayerAnalysis
 from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
-from mahjong_env.seat_view import SeatView
 
 __all__ = ["KONG_POLICIES", "HeuristicAgent"]
 
@@ -108,7 +106,12 @@ class HeuristicAgent(Agent):
             return A.WIN
         if mask[A.VIEW_BAO]:
             return A.VIEW_BAO
-        state = _Situation(_seat_view(info))
+        if info is None or "view" not in info or "variant" not in info:
+            raise ValueError(
+                "HeuristicAgent.act needs info={'view': env.view(agent), 'variant': ...}; "
+                "build it with agents.agent_info(env, agent)"
+            )
+        state = _Situation(info["view"], info["variant"], info.get("config"))
         if mask[A.PASS]:
             return state.claim(mask, self.kongs != "safe")
         return self._turn(state, legal)
@@ -189,20 +192,6 @@ class HeuristicAgent(Agent):
         return min(e for e, t in scored if t == tile), tile
 
 
-def _seat_view(info: dict[str, Any] | None) -> SeatView:
-    """The deciding seat's `SeatView`: ``info["seat_view"]`` where the env gave it, else read
-    from ``info["view"]`` with ``info["variant"]`` and ``info["config"]`` (`SeatView.from_dict`)."""
-    view = info.get("seat_view") if info is not None else None
-    if isinstance(view, SeatView):
-        return view
-    if info is None or "view" not in info or "variant" not in info:
-        raise ValueError(
-            "HeuristicAgent.act needs info={'view': env.view(agent), 'variant': ...}; "
-            "build it with agents.agent_info(env, agent)"
-        )
-    return SeatView.from_dict(info["view"], info["variant"], info.get("config"))
-
-
 class _Situation(PlayerAnalysis):
     """One decision's analysis (`mahjong_env.features.PlayerAnalysis`) plus the heuristic's
     ready-kong and claim rules."""
@@ -210,12 +199,12 @@ class _Situation(PlayerAnalysis):
     def declaration(self, kind: MeldKind) -> tuple[int, ...]:
         """The tiles a legal special declaration takes (C5; C14 three winds and 1s stand-ins as
         the rule fields say)."""
-        config = self.config  # ADAPTER (issue 25): the rule set has no pure declaration_tiles(kind, counts) yet
+        config = self.config
         tiles = declaration_tiles(
             kind,
             self.counts,
-            three_winds=bool(getattr(config, "xuanfeng_three_winds", False)),
-            yaoji=bool(getattr(config, "yaoji_wild", False)),
+            three_winds=bool(config.get("xuanfeng_three_winds")),
+            yaoji=bool(config.get("yaoji_wild")),
         )
         return tuple(tiles) if tiles is not None else tuple(t for t in SPECIAL_GROUPS[kind] if self.counts[t])
 
@@ -275,7 +264,7 @@ class _Situation(PlayerAnalysis):
 
     def _claimed_kong_keeps_ready(self, tile: int) -> bool:
         if self.rules.ready_kongs_keep_waits:
-            return True
+            return True  # C7: offered only when the waits stay the same
         counts = list(self.counts)
         counts[tile] -= 3
         return bool(self.waits(counts, self.melds.plus((tile,) * 4, True)))

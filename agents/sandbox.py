@@ -3,9 +3,8 @@
 An `IsolatedAgent` is the coordinator's handle on one entrant that runs in a child Python
 process (a fresh interpreter, started with ``subprocess``, in its own session). The child builds
 the agent with ``agents.load(spec)`` (one agent per seat it plays) and receives, for each
-decision, a pickled copy of what ``env.observe(agent)`` and ``agents.agent_info`` return (the
-info's `mahjong_env.seat_view.SeatView` pickles with it, about 1.5 KB), and nothing else: no
-env, no ``state()``, no wall, no other process's memory. It answers with a
+decision, a pickled copy of what ``env.observe(agent)`` and ``agents.agent_info`` return, and
+nothing else: no env, no ``state()``, no wall, no other process's memory. It answers with a
 small JSON message (the action id, or the error), never a pickle, so a hostile child cannot
 run code in the coordinator.
 

@@ -48,9 +48,6 @@ COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.rules.base",
     "mahjong_env.rules.xinjiang",
     "mahjong_env.rules.changchun",
-    "mahjong_env.seat_view",
-    "mahjong_env.observation",
-    "mahjong_env.features",
     "mahjong_env.adapters.aec",
     "mahjong_env.adapters.wrappers",
 )

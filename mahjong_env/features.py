@@ -1,17 +1,14 @@
 """What one player can work out about its own hand from what it sees (RULES.md R13).
 
-This module owns the hand analysis that players compute from their own information only, a
-`mahjong_env.seat_view.SeatView` (typed: counts, melds, the visible count of every kind, the
-public discard history) and the rule set it carries: unseen counts, shanten (向听数) after each
-discard and after each claim, acceptance (有效牌: unseen tiles that would lower the shanten),
-winning tiles with their unseen counts, and the danger of each discard against players who
-have declared ready (听) and may win on it. Rule-based agents (`agents.heuristic`) decide with
-it; `analysis_planes` writes the same answers as feature planes, for the env option
-``analysis_features=True`` and for networks trained on them. Every entry point also takes a
-``view()`` dict with its variant's name and rule fields (an agent's ``info["view"]``,
-``info["variant"]``, ``info["config"]``), read with `SeatView.from_dict`.
+This module owns the hand analysis that players compute from their own information only, the
+readable view (API.md ``view()``) plus the variant's rule fields: unseen counts, shanten (向听数)
+after each discard and after each claim, acceptance (有效牌: unseen tiles that would lower the
+shanten), winning tiles with their unseen counts, and the danger of each discard against
+players who have declared ready (听) and may win on it. Rule-based agents
+(`agents.heuristic`) decide with it; `analysis_planes` writes the same answers as feature
+planes, for the env option ``analysis_features=True`` and for networks trained on them.
 
-Everything is derived from the seat's view, so it can reveal nothing the player may not see. The
+Everything is derived from the view, so it can reveal nothing the player may not see. The
 variant's answers come from its rule set's own pure predicates (`RuleSet.allows_seven_pairs`,
 `RuleSet.wins_on_discards`, `RuleSet.tile_condition_shortfall`, `RuleSet.meets_tile_conditions`),
 so this module knows no variant by name.
@@ -47,6 +44,7 @@ Networks trained before row 10 existed read the first ten rows (`agents.network`
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,11 +52,11 @@ import numpy as np
 
 from mahjong_env import actions as A
 from mahjong_env import hand
-from mahjong_env.engine.hotpath import MELD_CHOW, MELD_CONCEALED_KONG
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
 from mahjong_env.observation import Piece
-from mahjong_env.seat_view import MeldView, SeatView
-from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS
+from mahjong_env.rules.base import RuleSet
+from mahjong_env.tiles import NUM_KINDS, TERMINALS_AND_HONORS, parse_tiles
+from mahjong_env.variants import Variant, build_table, get_variant
 
 __all__ = [
     "ANALYSIS_CHANNELS",
@@ -68,7 +66,7 @@ __all__ = [
     "analysis_planes",
     "decision_candidates",
     "discard_danger",
-    "seat_view_of",
+    "rule_set",
     "unseen_counts",
 ]
 
@@ -98,39 +96,59 @@ _SUITED_DANGER = tuple(0.7 if t % 9 in (0, 8) else 0.85 if t % 9 in (1, 7) else 
 _HONOR_DANGER = (0.0, 0.3, 0.5, 0.6, 0.6)  # by unseen copies: none unseen, nobody can wait on it
 
 
-ViewLike = SeatView | Mapping[str, Any]
-"""A `SeatView`, or a ``view()`` dict (read with its variant's name and rule fields)."""
+_RULE_SETS: dict[Variant, list[tuple[dict[str, Any], RuleSet]]] = {}
+_RULE_SETS_KEPT = 4  # configurations remembered per variant
 
 
-def seat_view_of(view: ViewLike, variant: str | None = None, config: Mapping[str, Any] | None = None) -> SeatView:
-    """``view`` as a `SeatView`: itself, or a ``view()`` dict read with `SeatView.from_dict`
-    (``variant`` and ``config`` as in an agent's ``info``)."""
-    if isinstance(view, SeatView):
-        return view
-    return SeatView.from_dict(view, variant, config)
+def rule_set(variant: str, config: Mapping[str, Any] | None = None) -> RuleSet:
+    """The rule set of ``variant`` (a name `mahjong_env.variants.get_variant` knows) with the
+    rule fields ``config`` (the env's ``config.to_dict()``; absent fields take the defaults),
+    remembered for the next decisions at the same table. ValueError for an unknown variant or
+    field."""
+    entry = get_variant(variant)
+    fields = {} if config is None else config
+    known = _RULE_SETS.setdefault(entry, [])
+    for kept, rules in known:
+        if kept == fields:
+            return rules
+    rules = build_table(entry, fields).rules
+    known.insert(0, (copy.deepcopy(dict(fields)), rules))
+    del known[_RULE_SETS_KEPT:]
+    return rules
 
 
-def unseen_counts(view: ViewLike) -> list[int]:
+def unseen_counts(view: Mapping[str, Any]) -> list[int]:
     """Copies of each kind the player cannot see: 4 minus its own hand, every shown meld
     tile, every river and the bao once it has seen it (RULES.md R13)."""
-    return seat_view_of(view).unseen()
+    seen = [0] * NUM_KINDS
+    for t in parse_tiles(view["hand"] or ""):
+        seen[t] += 1
+    for melds in view["melds"]:
+        for meld in melds:
+            for t in parse_tiles(meld["tiles"] or ""):
+                seen[t] += 1
+    for river in view["discards"]:
+        for name in river:
+            seen[parse_tiles(name)[0]] += 1
+    if view.get("bao"):
+        seen[parse_tiles(view["bao"])[0]] += 1
+    return [max(0, 4 - n) for n in seen]
 
 
-def discard_danger(view: ViewLike, unseen: Sequence[int] | None = None) -> list[float]:
+def discard_danger(view: Mapping[str, Any], unseen: Sequence[int] | None = None) -> list[float]:
     """Per kind, the danger of discarding it: summed over the other ready players (not 相公),
     0 for a kind discarded by anyone after that player's declaration (it would have won on it:
     its winning tiles are fixed, R8, C7) and otherwise a weight by the kind (honors by their
-    unseen copies, suited tiles by rank). Uses the public discard ``history``."""
-    sv = seat_view_of(view)
-    seat = sv.seat
-    unseen = sv.unseen() if unseen is None else unseen
+    unseen copies, suited tiles by rank). Uses the view's public discard ``history``."""
+    seat = view["seat"]
+    unseen = unseen_counts(view) if unseen is None else unseen
     danger = [0.0] * NUM_KINDS
-    history = sv.history
+    history = view.get("history") or []
     for r in range(4):
-        if r == seat or not sv.ready[r] or sv.xianggong[r]:
+        if r == seat or not view["ready"][r] or view["xianggong"][r]:
             continue
         declared = max((i for i, entry in enumerate(history) if entry[0] == r and entry[3]), default=-1)
-        safe = {entry[1] for entry in history[declared + 1 :]}
+        safe = {parse_tiles(entry[1])[0] for entry in history[declared + 1 :]}
         for t in range(NUM_KINDS):
             if t not in safe:
                 danger[t] += _HONOR_DANGER[unseen[t]] if t >= 27 else _SUITED_DANGER[t]
@@ -143,7 +161,7 @@ class MeldSummary:
 
     __slots__ = ("chow", "concealed_kong", "count", "suits", "tiles", "triplet", "yaojiu")
 
-    def __init__(self, melds: Sequence[MeldView] = ()) -> None:
+    def __init__(self, melds: Sequence[Mapping[str, Any]] = ()) -> None:
         self.count = len(melds)
         self.tiles = [0] * NUM_KINDS
         self.suits = 0
@@ -152,14 +170,14 @@ class MeldSummary:
         self.chow = False
         self.concealed_kong = False
         for meld in melds:
-            kind = meld.kind
-            if kind is MELD_CHOW:
+            kind = meld["kind"]
+            if kind == "chow":
                 self.chow = True
             else:
                 self.triplet = True
-                if kind is MELD_CONCEALED_KONG:
+                if kind == "concealed_kong":
                     self.concealed_kong = True
-            for t in meld.tiles or ():
+            for t in parse_tiles(meld["tiles"] or ""):
                 self.tiles[t] += 1
                 if t < 27:
                     self.suits |= 1 << (t // 9)
@@ -203,30 +221,29 @@ def claim_tiles(action_offset: int, tile: int) -> tuple[int, ...]:
 
 
 class PlayerAnalysis:
-    """One decision's hand analysis from the player's `SeatView` (or a ``view()`` dict with its
-    ``variant`` and rule fields ``config``, `seat_view_of`) and the rule set it carries, which
-    answers the variant's questions."""
+    """One decision's hand analysis from the player's view and the variant's rule fields
+    (its rule set answers the variant's questions: `rule_set`)."""
 
-    def __init__(self, view: ViewLike, variant: str | None = None, config: Mapping[str, Any] | None = None) -> None:
-        sv = seat_view_of(view, variant, config)
-        rules = sv.rules
-        seat = sv.seat
-        if rules is None or seat is None or sv.counts is None:
-            raise ValueError("PlayerAnalysis needs one seat's view and its rules: pass the variant's name with a dict")
-        self.view = sv
-        self.rules = rules
-        self.config = rules.config
+    def __init__(self, view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None = None) -> None:
+        seat = view["seat"]
+        config = config or {}
+        self.config = config
+        self.view = view
+        self.variant = variant
+        self.rules = rules = rule_set(variant, config)
         self.conditions = rules.extra_win_conditions
         """Whether wins have conditions on the tiles held (C9): effective shanten adds the rule
         set's `tile_condition_shortfall` and waits are filtered by `meets_tile_conditions`."""
         self.seven_pairs = rules.allows_seven_pairs
         self.discard_wins = rules.wins_on_discards
-        self.counts = list(sv.counts)
-        self.melds = MeldSummary(sv.melds[seat])
-        self.ready = bool(sv.ready[seat])
-        claim = sv.claim
-        self.claim_tile = claim.tile if claim is not None else None
-        self.unseen = sv.unseen()
+        self.counts = [0] * NUM_KINDS
+        for t in parse_tiles(view["hand"] or ""):
+            self.counts[t] += 1
+        self.melds = MeldSummary(view["melds"][seat])
+        self.ready = bool(view["ready"][seat])
+        claim = view.get("claim")
+        self.claim_tile = parse_tiles(claim["tile"])[0] if claim else None
+        self.unseen = unseen_counts(view)
         self._danger: list[float] | None = None
 
     @property
@@ -371,15 +388,14 @@ class PlayerAnalysis:
 
 
 def analysis_planes(
-    view: ViewLike,
-    variant: str | None = None,
+    view: Mapping[str, Any],
+    variant: str,
     config: Mapping[str, Any] | None = None,
     mask: np.ndarray | None = None,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The analysis planes of the module docstring for the player whose ``view`` this is (a
-    `SeatView`, or a view dict with its ``variant`` and ``config``); ``mask`` (the action mask)
-    tells which claims are open. Writes into ``out`` if given."""
+    """The analysis planes of the module docstring for the player whose ``view`` this is;
+    ``mask`` (the action mask) tells which claims are open. Writes into ``out`` if given."""
     if out is None:
         out = np.zeros((len(ANALYSIS_CHANNELS), NUM_KINDS), np.float32)
     else:
@@ -434,7 +450,7 @@ def analysis_planes(
 
 
 def decision_candidates(
-    view: ViewLike, variant: str | None, config: Mapping[str, Any] | None, mask: np.ndarray
+    view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None, mask: np.ndarray
 ) -> list[int]:
     """The few actions worth comparing at this decision, from the player's own information;
     empty where one action is clearly right or the choice is routine (then a policy decides).

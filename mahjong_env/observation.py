@@ -4,10 +4,8 @@ the privileged ``state()`` vector.
 The observation of seat ``o`` is a ``float32`` array of shape ``(NUM_CHANNELS, 34)``. Seats are
 relative to the observer, ``r = (seat - o) mod 4``: 0 self, 1 next player 下家, 2 opposite,
 3 previous player 上家, so one policy serves every seat. It holds exactly what R13 lets ``o``
-see: it is written from ``o``'s `mahjong_env.seat_view.SeatView` and the table's public
-`mahjong_env.seat_view.TableMemory`, never from the game itself. Public planes are kept per
-table in absolute seats, drawn from the memory as it changes; each call copies them rotated
-into one preallocated buffer.
+see. Public planes are kept per table in absolute seats and updated incrementally from the
+discard history and melds; each call copies them rotated into one preallocated buffer.
 
 Every layout is declared once, as ``(name, size)`` pieces (`Piece`, `Layout`): the rows of the
 observation (`OBSERVATION_LAYOUT`, names in `CHANNELS`), the scalar slots of its last three rows
@@ -88,9 +86,9 @@ import numpy as np
 from gymnasium import spaces
 
 from mahjong_env.engine.hotpath import MELD_CONCEALED_KONG
-from mahjong_env.engine.state import MELD_KIND_NAMES, PHASE_NAMES, SPECIAL_KINDS, MeldKind
-from mahjong_env.seat_view import MeldView, SeatView, TableMemory, seat_view
+from mahjong_env.engine.state import MELD_KIND_NAMES, PHASE_NAMES, SPECIAL_KINDS, MeldKind, Phase
 from mahjong_env.tiles import NUM_KINDS, TILE_NAMES
+from mahjong_env.visibility import sees_decider
 
 __all__ = [
     "CHANNELS",
@@ -108,7 +106,6 @@ __all__ = [
     "Piece",
     "encode_batch",
     "encode_state",
-    "write_batch",
     "observation_box",
     "observation_layout",
     "scalar",
@@ -344,8 +341,6 @@ _AT_MELDS, _AT_KONG_KINDS = NUM_KINDS * (_PUB + _P_MELD), NUM_KINDS * (_PUB + _P
 _AT_CLAIM, _AT_LAST = NUM_KINDS * _ROW_CLAIM, NUM_KINDS * _ROW["last_discard"]
 _AT_VISIBLE, _AT_SCALARS = NUM_KINDS * _ROW_VISIBLE, NUM_KINDS * _ROW_SCALARS
 _SEAT_SIZE = SEAT_PLANES * NUM_KINDS
-_SEAT_BYTES = 4 * _SEAT_SIZE  # one seat's public block, in float32 bytes
-_BYTE_AT_PUB, _BYTE_AT_PUB_END = 4 * NUM_KINDS * _PUB, 4 * NUM_KINDS * _PUB_END
 _AT_RIVER, _AT_CLAIMED, _AT_DISCARD = (NUM_KINDS * p for p in (_P_RIVER, _P_CLAIMED, _P_DISCARD))
 
 # scalar slots
@@ -378,16 +373,13 @@ _S_LOSS = _S["score_loss"]
 # by held count c (column): the four thermometer rows hand>=1 ... hand=4, then c itself
 _COUNT_ROWS = np.array([[c >= 1, c >= 2, c >= 3, c == 4, c] for c in range(5)], dtype=np.float32).T.copy()
 # by held count c (column): the rows before the public block (thermometer, then zeros), then c
-# in the public block's first row (read before the block is copied over it)
 _HEAD_ROWS = np.zeros((_PUB + 1, 5), np.float32)
 _HEAD_ROWS[0:4] = _COUNT_ROWS[0:4]
 _HEAD_ROWS[_PUB] = _COUNT_ROWS[4]
 _PACK_SCALARS_INTO = struct.Struct(f"{SCALAR_LAYOUT.size}f").pack_into  # float32 bytes, as numpy rounds
-_PACK_KINDS_INTO = struct.Struct(f"{NUM_KINDS}f").pack_into
-_BYTE_AT_SCALARS, _BYTE_AT_VISIBLE = 4 * _AT_SCALARS, 4 * _AT_VISIBLE
-_CONCEALED_KONG = MELD_CONCEALED_KONG
-_SPECIAL_SET = frozenset(SPECIAL_KINDS)
+_BYTE_AT_SCALARS = 4 * _AT_SCALARS
 _WINDOW = {kind: i for i, kind in enumerate(_WINDOW_KINDS)}
+_TURN, _CLAIM_PHASE, _ROB = int(Phase.TURN), int(Phase.CLAIM), int(Phase.ROB)
 _NUM_SCALARS = SCALAR_LAYOUT.size
 _ROTATIONS = tuple(tuple((seat + r) % 4 for r in range(4)) for seat in range(4))  # per observer: seats by r
 _SEAT_SLOTS = tuple(
@@ -429,114 +421,118 @@ def _meld_block(key: tuple[MeldKind, int, tuple[int, ...]], is_kong: bool) -> np
 class ObservationEncoder:
     """Fills observations for one `Game`; keep one encoder per table.
 
-    What a seat may see comes from `mahjong_env.seat_view`: the table's `TableMemory`
-    (``memory``, its public knowledge, kept up to date from the game) and, per observation, the
-    seat's `SeatView`; the encoder writes that view into the layout and reads nothing else of
-    the game. The public planes (``public``, per absolute seat: melds, rivers, the discard
-    order) are drawn from the memory when it changes. `encode` (one observation) and
-    `encode_batch` (one observation for each of several tables, as vectorised self-play needs)
-    share the same steps: per table, the public block is copied rotated in two slices, the
-    sparse private entries are listed as flat indices and the scalars as a list; then one numpy
-    call per kind of row fills every observation of the batch.
+    Public planes are kept per absolute seat in ``public`` and updated from the game's
+    discard history and melds when they change. `encode` (one observation) and `encode_batch`
+    (one observation for each of several tables, as vectorised self-play needs) share the same
+    steps: per table, the public block is copied rotated in two slices, the sparse private
+    entries are listed as flat indices and the scalars as a list; then one numpy call per
+    kind of row fills every observation of the batch.
     """
 
-    def __init__(self, concealed_kong_visible: bool, memory: TableMemory | None = None) -> None:
+    def __init__(self, concealed_kong_visible: bool) -> None:
         self.concealed_kong_visible = concealed_kong_visible
-        self.memory = TableMemory(concealed_kong_visible) if memory is None else memory
-        """The table's public knowledge; the env shares it with the seats' views."""
         self.public = np.zeros((4, SEAT_PLANES, NUM_KINDS), dtype=np.float32)
-        self._public_bytes = memoryview(self.public).cast("B")  # copied into observations by slices (memcpy)
-        self._public_flat = self._public_bytes.cast("f")  # one slot at a time: no numpy scalars
-        self._hand_seen = -1  # the memory's `TableMemory.deals` when the planes were last drawn
-        self._history: tuple[Any, ...] = ()  # the memory's history drawn in the planes
-        self._last_claimed = False
-        self._melds: tuple[tuple[MeldView, ...], ...] = ((), (), (), ())  # the memory's melds drawn in the rows
+        self._public_rows = self.public.reshape(4 * SEAT_PLANES, NUM_KINDS)
+        self._public_flat = memoryview(self.public).cast("B").cast("f")  # one slot at a time: no numpy scalars
+        self._hist_done = 0
+        self._last_claimed = 0
+        self._meld_seen = [0, 0, 0, 0]  # the `SeatState.meld_version` of each seat's meld rows
+        self._table_melds_seen = 0  # the seats' shared `SeatState.table_melds` clock when they were compared
         self._meld_scalars = [_NO_MELD_SCALARS] * 4  # per seat, from its melds: (concealed kongs, specials, kongs)
         self._meld_scalars_set = False  # some seat's `_meld_scalars` are not `_NO_MELD_SCALARS`
-        self._points_of: tuple[float, ...] | None = None  # the scores whose `_points` are kept
+        self._points_at = -1  # the payments made when `_points` was computed
         self._points: list[tuple[list[float], list[float], list[float]]] = []  # per observer: gain, loss, silver by r
         self._discards = [0, 0, 0, 0]
+        self._hand_key: Any = None
+        self._visible = np.zeros(NUM_KINDS, dtype=np.float32)  # every seat's meld tiles + river
+        self._visible_flat = memoryview(self._visible).cast("B").cast("f")
         self._single = np.empty((1, NUM_CHANNELS, NUM_KINDS), np.float32)
         self._out: np.ndarray | None = None  # the last ``out`` of `encode` and its batch view
         self._out_batch = self._single
         buf = self._buf = np.zeros((NUM_CHANNELS, NUM_KINDS), np.float32)  # `observation` writes here
-        self._buf_head = buf[0 : _PUB + 1]  # the hand rows, then zeros, then the counts
-        self._buf_unset = buf[_PUB_END:_ROW_VISIBLE]  # rows of sparse entries only
-        self._buf_counts = buf[_PUB]  # the hand's counts, until the public block is copied over them
+        self._buf_head = buf[0 : _PUB + 1]  # the hand rows, zeros, then the counts in the first public row
+        self._buf_counts = buf[_PUB]
         self._buf_visible = buf[_ROW_VISIBLE]
-        self._buf_bytes = memoryview(buf).cast("B")
-        self._buf_flat = self._buf_bytes.cast("f")  # one slot at a time: no numpy scalars
+        self._buf_unset = buf[_PUB_END:_ROW_VISIBLE]  # rows of sparse entries only
+        self._buf_flat = memoryview(buf).cast("B").cast("f")  # one slot at a time: no numpy scalars
 
-    def view(self, game: Any, seat: int) -> SeatView:
-        """Seat ``seat``'s `SeatView` of ``game``, with the public planes brought up to date."""
-        view = seat_view(game, seat, self.memory)
-        self._draw_public()
-        return view
-
-    def _draw_public(self) -> None:
-        """Bring the public planes up to the memory: new discards, a claim, changed melds."""
-        memory = self.memory
-        if memory.deals != self._hand_seen:  # a new hand
-            self._hand_seen = memory.deals
-            self.public.fill(0.0)
-            self._history = ()
-            self._last_claimed = False
-            self._melds = ((), (), (), ())
+    def _sync(self, game: Any) -> None:
+        public = self.public
+        visible = self._visible
+        if self._hand_key is not game.seats:
+            public.fill(0.0)
+            visible.fill(0.0)
+            self._hist_done = 0
+            self._last_claimed = 0
+            self._meld_seen = [0, 0, 0, 0]
+            self._table_melds_seen = 0
             self._meld_scalars = [_NO_MELD_SCALARS] * 4
             self._meld_scalars_set = False
+            self._points_at = -1
             self._discards = [0, 0, 0, 0]
-        history = memory.history
-        if history is not self._history:
-            flat = self._public_flat  # seat s, plane p, tile t at s * _SEAT_SIZE + 34 * p + t
-            done = len(self._history)
-            if done and history[done - 1][2] != self._last_claimed:  # the last discard was claimed
-                at = history[done - 1][0] * _SEAT_SIZE + history[done - 1][1]
-                flat[at + _AT_RIVER] -= 1
-                flat[at + _AT_CLAIMED] += 1
+            self._hand_key = game.seats
+        history = game.history
+        done = self._hist_done
+        flat = self._public_flat  # seat s, plane p, tile t at s * _SEAT_SIZE + 34 * p + t
+        seen = self._visible_flat
+        if done and history[done - 1][2] != self._last_claimed:  # the last discard was claimed
+            seat, tile = history[done - 1][0], history[done - 1][1]
+            at = seat * _SEAT_SIZE + tile
+            flat[at + _AT_RIVER] -= 1
+            flat[at + _AT_CLAIMED] += 1
+            seen[tile] -= 1  # it is in the claimer's meld tiles now
+        end = len(history)
+        if done < end:
             discards = self._discards
-            for i in range(done, len(history)):
+            for i in range(done, end):
                 seat, tile, claimed, _ = history[i]
                 at = seat * _SEAT_SIZE + tile
-                flat[at + (_AT_CLAIMED if claimed else _AT_RIVER)] += 1
+                if claimed:
+                    flat[at + _AT_CLAIMED] += 1
+                else:
+                    flat[at + _AT_RIVER] += 1
+                    seen[tile] += 1
                 n = discards[seat]
                 discards[seat] = n + 1
                 if n < RIVER_SLOTS:
                     flat[at + _AT_DISCARD + NUM_KINDS * n] = 1.0
-            self._history = history
-            self._last_claimed = history[-1][2] if history else False
-        melds = memory.melds
-        if melds is not self._melds:
-            for seat, (drawn, seat_melds) in enumerate(zip(self._melds, melds)):
-                if drawn is not seat_melds:
-                    self._draw_melds(seat, seat_melds, memory.kongs_made[seat])
-            self._melds = melds
-
-    def _draw_melds(self, seat: int, melds: tuple[MeldView, ...], kongs_made: int) -> None:
-        """Redraw seat ``seat``'s meld rows and meld scalars from its public melds."""
-        block = self.public[seat, _P_MELD : _P_SPECIAL + 1]
-        block[...] = 0.0
-        concealed_kongs = 0
-        specials = []
-        for meld in melds:
-            kind = meld.kind
-            if kind is _CONCEALED_KONG:
-                concealed_kongs += 1
-            elif kind in _SPECIAL_SET:
-                specials.append(kind)
-            tiles = meld.tiles
-            if tiles is None:  # face down (R7)
+            self._hist_done = end
+        self._last_claimed = history[-1][2] if history else 0
+        seats = game.seats
+        clock = seats[0].table_melds[0]
+        if clock == self._table_melds_seen:  # no seat's melds changed
+            return
+        self._table_melds_seen = clock
+        meld_seen = self._meld_seen
+        for seat, st in enumerate(seats):
+            version = st.meld_version
+            if version == meld_seen[seat]:
                 continue
-            key = (kind, meld.tile, tiles)
-            drawn = _MELD_BLOCKS.get(key)
-            block += drawn if drawn is not None else _meld_block(key, meld.is_kong)
-        scalars = (
-            concealed_kongs,
-            tuple(kind in specials for kind in _SPECIAL_ORDER) if specials else None,
-            kongs_made,
-        )
-        self._meld_scalars[seat] = scalars
-        if scalars != _NO_MELD_SCALARS:
-            self._meld_scalars_set = True
+            meld_seen[seat] = version
+            melds = st.melds
+            plane = public[seat]
+            visible -= plane[_P_MELD]
+            block = plane[_P_MELD : _P_SPECIAL + 1]
+            block[...] = 0.0
+            concealed_kongs = 0
+            for meld in melds:
+                if meld.kind is MELD_CONCEALED_KONG:
+                    concealed_kongs += 1
+                    if not self.concealed_kong_visible:
+                        continue
+                key = (meld.kind, meld.tile, tuple(meld.tiles))
+                drawn = _MELD_BLOCKS.get(key)
+                block += drawn if drawn is not None else _meld_block(key, meld.is_kong)
+            visible += plane[_P_MELD]
+            specials = st.specials
+            scalars = (
+                concealed_kongs,
+                tuple(kind in specials for kind in _SPECIAL_ORDER) if specials else None,
+                st.kongs_made,  # bumped with the kong's meld, in the same step
+            )
+            self._meld_scalars[seat] = scalars
+            if scalars != _NO_MELD_SCALARS:
+                self._meld_scalars_set = True
 
     def encode(self, game: Any, seat: int, out: np.ndarray) -> np.ndarray:
         """Write seat ``seat``'s observation into ``out`` (shape ``(NUM_CHANNELS, 34)``, or more
@@ -552,98 +548,107 @@ class ObservationEncoder:
 
     def observation(self, game: Any, seat: int) -> np.ndarray:
         """Seat ``seat``'s observation as a new ``(NUM_CHANNELS, 34)`` array: the same values
-        as `encode` (and `encode_batch`), with the numpy work of a single observation."""
-        return self.write(self.view(game, seat))
-
-    def write(self, view: SeatView) -> np.ndarray:
-        """The observation of ``view`` (a `SeatView` of this encoder's table, made by `view`
-        at the current step) as a new ``(NUM_CHANNELS, 34)`` array.
+        as `encode` (and `encode_batch`), with the numpy work of a single observation.
 
         It is written into this encoder's own buffer, through views made once, and returned
         as a copy."""
         buf = self._buf
+        self._sync(game)
         # counts are 0..4, so "clip" never clips; it spares the bounds check's buffered copy of ``out``
-        _HEAD_ROWS.take(view.counts, axis=1, out=self._buf_head, mode="clip")  # and the counts in row _PUB
-        _PACK_KINDS_INTO(buf, _BYTE_AT_VISIBLE, *view.shown)  # float32 bytes written in place
-        np.add(self._buf_visible, self._buf_counts, out=self._buf_visible)  # what it sees, and its hand
+        _HEAD_ROWS.take(game.seats[seat].counts, axis=1, out=self._buf_head, mode="clip")
+        np.add(self._visible, self._buf_counts, out=self._buf_visible)  # meld tiles, rivers, own hand
         index: list[int] = []
         value: list[float] = []
         scalars: list[Any] = []
-        self._private(view, self._buf_bytes, 0, index, value, scalars)
+        extra: list[tuple[int, float]] = []
+        self._private(game, seat, buf, 0, index, value, scalars, extra)  # over the counts row
         self._buf_unset.fill(0.0)
         flat = self._buf_flat
         for at, v in zip(index, value):
             flat[at] = v
-        _PACK_SCALARS_INTO(buf, _BYTE_AT_SCALARS, *scalars)
+        for at, count in extra:
+            flat[at] += count
+        _PACK_SCALARS_INTO(buf, _BYTE_AT_SCALARS, *scalars)  # float32 bytes written in place
         return buf.copy()
 
     def _private(
         self,
-        view: SeatView,
-        out: memoryview,
+        game: Any,
+        seat: int,
+        out: np.ndarray,
         base: int,
         index: list[int],
         value: list[float],
         scalars: list[Any],
+        extra: list[tuple[int, float]],
     ) -> None:
-        """One observation's table-specific part, after `_draw_public`: the rotated public
-        block (into ``out``, the bytes of the observations, this one from float ``base``), the
-        sparse private entries (flat ``index``/``value`` pairs from ``base``) and the scalars."""
-        seat = view.seat
-        assert seat is not None, "an observation is one seat's"
-        if view.context is not None:  # it decides its own turn
-            if view.drawn is not None:
-                index.append(base + _AT_DRAWN + view.drawn)
-                value.append(1.0)
-        if view.passed_wins or view.waits:
-            for row, mask in ((_AT_PASSED, view.passed_wins), (_AT_WAITS, view.waits)):
+        """One observation's table-specific part, after `_sync` (``_visible`` then holds every
+        seat's meld tiles and river): the rotated public block, the sparse private entries (flat
+        ``index``/``value`` pairs from ``base``) and the scalars. ``extra`` gets the flat
+        ``(index, count)`` pairs that the own hand does not show but that are visible all the
+        same (the seen bao, own hidden kongs)."""
+        st = game.seats[seat]
+        phase = game.phase
+        deciding = game.actor == seat
+        shown = sees_decider(game, seat)  # R13: else a private decision shows as an ordinary turn
+        if st.drawn is not None and deciding and phase == _TURN:
+            index.append(base + _AT_DRAWN + st.drawn)
+            value.append(1.0)
+        if st.passed_wins or st.ready_waits:
+            for row, mask in ((_AT_PASSED, st.passed_wins), (_AT_WAITS, st.ready_waits)):
                 while mask:
                     low = mask & -mask
                     index.append(base + row + low.bit_length() - 1)
                     value.append(1.0)
                     mask ^= low
-        if view.bao is not None:
-            index.append(base + _AT_BAO + view.bao)
+        bao = game.bao
+        bao_seen = st.bao_seen and bao is not None
+        if bao_seen:
+            index.append(base + _AT_BAO + bao)
             value.append(1.0)
-        if self._meld_scalars[seat][0]:  # its concealed kongs (`_draw_melds` counted them)
-            hidden = not self.concealed_kong_visible
-            for meld in view.melds[seat]:
-                t = meld.tile
-                if meld.kind is _CONCEALED_KONG and t is not None:
-                    index.append(base + _AT_KONGS + t)
-                    value.append(1.0)
-                    if hidden:  # one's own concealed kongs are no secret to oneself
-                        index.extend((base + _AT_MELDS + t, base + _AT_KONG_KINDS + t))
-                        value.extend((4.0, 1.0))
-        # the public block rotated: seats seat..3, then seats 0..seat-1 (byte slices: a memcpy
-        # each, where numpy's slice assignment costs more than the copy)
-        public = self._public_bytes
-        start = 4 * base + _BYTE_AT_PUB
-        split = start + _SEAT_BYTES * (4 - seat)
-        out[start:split] = public[_SEAT_BYTES * seat :]
+            extra.append((base + _AT_VISIBLE + bao, 1.0))
+        own_kongs = (
+            [meld.tile for meld in st.melds if meld.kind is MELD_CONCEALED_KONG] if self._meld_scalars[seat][0] else ()
+        )  # `_sync` counted them
+        hidden = not self.concealed_kong_visible
+        for t in own_kongs:
+            index.append(base + _AT_KONGS + t)
+            value.append(1.0)
+            if hidden:  # one's own concealed kongs are no secret to oneself
+                index.extend((base + _AT_MELDS + t, base + _AT_KONG_KINDS + t))
+                value.extend((4.0, 1.0))
+                extra.append((base + _AT_VISIBLE + t, 4.0))
+        split = SEAT_PLANES * (4 - seat)  # rows of seats seat..3, then seats 0..seat-1
+        rows = self._public_rows
+        out[_PUB : _PUB + split] = rows[SEAT_PLANES * seat :]
         if seat:
-            out[split : 4 * base + _BYTE_AT_PUB_END] = public[: _SEAT_BYTES * seat]
-        claim = view.claim
-        if claim is not None:
-            index.append(base + _AT_CLAIM + claim.tile)
+            out[_PUB + split : _PUB_END] = rows[: SEAT_PLANES * seat]
+        window = game.window
+        claim_window = window is not None and shown and (phase == _CLAIM_PHASE or phase == _ROB)
+        if claim_window:
+            index.append(base + _AT_CLAIM + window.tile)
             value.append(1.0)
-        if view.last_discard is not None:
-            index.append(base + _AT_LAST + view.last_discard[1])
+        if game.last_discard is not None:
+            index.append(base + _AT_LAST + game.last_discard[1])
             value.append(1.0)
-        scalars += self._scalars(view, seat)
+        scalars += self._scalars(game, seat, st, deciding, shown, claim_window, bao_seen)
 
-    def _scalars(self, view: SeatView, seat: int) -> list[Any]:
+    def _scalars(
+        self, game: Any, seat: int, st: Any, deciding: bool, shown: bool, claim_window: bool, bao_seen: bool
+    ) -> list[Any]:
         s: list[Any] = [0.0] * _NUM_SCALARS
-        s[_S_PHASE + int(view.phase)] = 1.0
-        claim = view.claim
-        if claim is not None:
-            s[_S_CLAIM_FROM + (claim.source - seat) % 4] = 1.0
-            s[_S_WINDOW + _WINDOW[claim.kind]] = 1.0
-        s[_S_DEALER + (view.dealer - seat) % 4] = 1.0
+        phase = game.phase
+        seats = game.seats
+        s[_S_PHASE + (int(phase) if shown else _TURN)] = 1.0
+        if claim_window:
+            window = game.window
+            s[_S_CLAIM_FROM + (window.source - seat) % 4] = 1.0
+            s[_S_WINDOW + _WINDOW[window.kind]] = 1.0
+        s[_S_DEALER + (game.dealer - seat) % 4] = 1.0
         hidden_kongs = 0
-        scores = view.scores
-        if scores is not self._points_of:  # points and silver move only with a payment (a new tuple)
-            self._points_of = scores
+        payments = len(game.ledger.payments)  # points and silver move only with a payment
+        if payments != self._points_at:
+            self._points_at = payments
             by_seat = [
                 # max(score, 0.0) / 64, max(-score, 0.0) / 64 (a zero score: 0.0 and -0.0), silver
                 (
@@ -651,7 +656,7 @@ class ObservationEncoder:
                     0.0 if score > 0.0 else -score / 64.0,
                     0.0 if money < 0.0 else money / 3500.0,
                 )
-                for score, money in zip(scores, view.silver)
+                for score, money in zip(game.scores, game.silver)
             ]
             self._points = [
                 ([by_seat[o][0] for o in order], [by_seat[o][1] for o in order], [by_seat[o][2] for o in order])
@@ -662,19 +667,19 @@ class ObservationEncoder:
         s[_S_LOSS : _S_LOSS + 4] = losses
         s[_S_SILVER : _S_SILVER + 4] = monies
         # slots start at 0.0: flags and counts are written only when set (the same float32 bytes)
-        ready, xianggong, concealed, first_turn = view.ready, view.xianggong, view.concealed_counts, view.first_turn
-        for o, ready_at, xianggong_at, concealed_at, first_at in _SEAT_SLOTS[seat]:
-            if ready[o]:
-                s[ready_at] = True
-            if xianggong[o]:
-                s[xianggong_at] = True
-            s[concealed_at] = concealed[o] / 14.0
-            if first_turn[o]:
-                s[first_at] = True
+        for o, ready, xianggong, concealed, first in _SEAT_SLOTS[seat]:
+            other = seats[o]
+            if other.ready:
+                s[ready] = True
+            if other.xianggong:
+                s[xianggong] = True
+            s[concealed] = other.held / 14.0
+            if other.first_turn:
+                s[first] = True
         if self._meld_scalars_set:
             meld_scalars = self._meld_scalars
             for r, o, special, ckongs, kongs_at in _MELD_SLOTS[seat]:
-                concealed_kongs, specials, kongs = meld_scalars[o]  # kept by `_draw_melds`
+                concealed_kongs, specials, kongs = meld_scalars[o]  # kept by `_sync`
                 if specials:
                     s[special : special + len(specials)] = specials
                 if concealed_kongs:
@@ -683,17 +688,18 @@ class ObservationEncoder:
                         hidden_kongs += concealed_kongs
                 if kongs:
                     s[kongs_at] = kongs / 4.0
-        s[_S_WALL] = view.wall_remaining / 100.0
-        s[_S_HAND_INDEX] = view.hand_index / 16.0
-        s[_S_BAO_SEEN] = view.bao_seen
-        s[_S_BAO_ACTIVE] = view.bao_active
-        s[_S_BAO_ROLLS] = view.bao_rolls / 6.0
-        dice = view.dice
-        s[_S_LAST_DICE] = dice[-1] / 12.0 if dice else 0.0
-        if view.context is not None:
-            s[_S_CONTEXT + int(view.context)] = 1.0
-        s[_S_DUIBAO_PASSED] = view.duibao_passed
-        s[_S_TAIL_DRAWS] = view.tail_draws / 8.0
+        wall = game.wall
+        s[_S_WALL] = wall.remaining / 100.0
+        s[_S_HAND_INDEX] = game.hand_index / 16.0
+        s[_S_BAO_SEEN] = bao_seen
+        s[_S_BAO_ACTIVE] = game.bao is not None
+        s[_S_BAO_ROLLS] = game.bao_rolls / 6.0
+        rolls = game.dice.rolls
+        s[_S_LAST_DICE] = rolls[-1] / 12.0 if rolls else 0.0
+        if deciding and phase == _TURN:
+            s[_S_CONTEXT + int(game.context)] = 1.0
+        s[_S_DUIBAO_PASSED] = st.duibao_passed
+        s[_S_TAIL_DRAWS] = wall.tail_draws / 8.0
         s[_S_HIDDEN_KONGS] = 0.0 if self.concealed_kong_visible else hidden_kongs / 4.0
         return s
 
@@ -702,12 +708,6 @@ class ObservationEncoder:
 def _pack_batch(n: int) -> Callable[..., bytes]:
     """``struct.pack`` of ``n`` observations' scalars as float32."""
     return struct.Struct(f"{n * _NUM_SCALARS}f").pack
-
-
-@functools.lru_cache(maxsize=16)
-def _pack_kinds(n: int) -> Callable[..., bytes]:
-    """``struct.pack`` of ``n`` rows of 34 values as float32."""
-    return struct.Struct(f"{n * NUM_KINDS}f").pack
 
 
 def encode_batch(
@@ -721,13 +721,7 @@ def encode_batch(
     encoder. Equal to ``encoders[i].encode(games[i], seats[i], out[i])`` for each ``i``, with
     the numpy work done once for the whole batch.
     """
-    return write_batch(encoders, [encoder.view(game, seat) for encoder, game, seat in zip(encoders, games, seats)], out)
-
-
-def write_batch(encoders: Sequence[ObservationEncoder], views: Sequence[SeatView], out: np.ndarray) -> np.ndarray:
-    """`encode_batch` of views already made: ``views[i]`` is a `SeatView` that
-    ``encoders[i].view`` made at the current step of its table."""
-    n = len(views)
+    n = len(games)
     if (
         out.ndim != 3
         or out.shape[0] != n
@@ -738,25 +732,29 @@ def write_batch(encoders: Sequence[ObservationEncoder], views: Sequence[SeatView
     ):
         raise ValueError(f"out must be a C-contiguous float32 array of shape ({n}, {NUM_CHANNELS}, 34)")
     stride = out.shape[1] * NUM_KINDS
-    out_bytes = memoryview(out).cast("B")
     index: list[int] = []
     value: list[float] = []
     scalars: list[Any] = []
-    counts: list[bytes] = []
-    visibles: list[int] = []
+    extra: list[tuple[int, float]] = []
+    counts = []
+    visibles = np.empty((n, NUM_KINDS), np.float32)
     for i in range(n):
-        view = views[i]
-        counts.append(bytes(view.counts or ()))
-        visibles += view.shown
-        encoders[i]._private(view, out_bytes, i * stride, index, value, scalars)
+        game, seat = games[i], seats[i]
+        counts.append(bytes(game.seats[seat].counts))
+        encoder = encoders[i]
+        encoder._sync(game)
+        encoder._private(game, seat, out[i], i * stride, index, value, scalars, extra)
+        visibles[i] = encoder._visible
     held = _COUNT_ROWS.take(np.frombuffer(b"".join(counts), dtype=np.uint8).reshape(n, NUM_KINDS), axis=1, mode="clip")
     out[:, 0:4] = held[0:4].swapaxes(0, 1)
     out[:, 4:_PUB] = 0.0
     out[:, _PUB_END:_ROW_VISIBLE] = 0.0
     flat = out.reshape(-1)
     flat[index] = value
-    shown = np.frombuffer(_pack_kinds(n)(*visibles), np.float32).reshape(n, NUM_KINDS)
-    np.add(shown, held[4], out=out[:, _ROW_VISIBLE])  # what each sees, and its hand
+    # visible: every seat's meld tiles and river (each table's own), the own hand, the extras
+    np.add(visibles, held[4], out=out[:, _ROW_VISIBLE])
+    for at, count in extra:
+        flat[at] += count
     if n == 1:  # one contiguous run: packed straight into ``out``
         _PACK_SCALARS_INTO(out, _BYTE_AT_SCALARS, *scalars)
     else:

@@ -26,16 +26,8 @@ PACKAGE = Path(mahjong_env.__file__).parent
 ROOT = PACKAGE.parent
 
 CORE_MODULES = {
-    "tiles", "actions", "wall", "visibility", "seat_view", "observation", "view", "features", "variants",
+    "tiles", "actions", "wall", "visibility", "observation", "view", "features", "variants",
 }
-CORE_LEVELS = (
-    {"tiles", "actions", "wall", "hand"},  # notation, the wall, pure hand analysis
-    {"engine", "rules", "variants"},  # the table mechanics, the rule sets that answer its questions, their registry
-    {"seat_view", "visibility"},  # what one seat knows (R13)
-    {"observation", "view"},  # its encodings: the observation planes, the view dict
-    {"features"},  # what a player works out from it
-)
-"""Inside the core, each module imports only its own level or the ones below."""
 CORE_PACKAGES = {"hand", "engine", "rules"}
 PAGES = {"__init__", "xinjiang_v0", "changchun_v0"}  # the PettingZoo entry points
 NATIVE = {"_native"}  # which core modules run compiled (mahjong_env._native)
@@ -52,6 +44,7 @@ NAMES_A_VARIANT = {
     "mahjong_env/changchun_v0.py": "a page: binds its rule set",
     "mahjong_env/tools/play.py": "to move: the default of play(variant=...) should be variants.DEFAULT_VARIANT",
     "agents/__init__.py": "to move: the spec language's help names torch:changchun (agents/spec.py)",
+    "agents/adapters.py": "to move: _VARIANTS should be variants.variant_names()",
     "agents/bench.py": "to move: --variant choices should be variants.variant_names()",
     "agents/heuristic.py": "to move: imports Changchun's special groups (C5) instead of asking the rule set",
     "agents/tournament/cli.py": "the --help examples",
@@ -131,37 +124,6 @@ def test_no_module_imports_a_layer_above_its_own(path):
 def test_the_env_package_never_imports_agents_or_training(path):
     names = imported_modules(path)
     assert not reaches(names, "agents") | reaches(names, "training")
-
-
-def core_files() -> list[Path]:
-    files = [PACKAGE / f"{name}.py" for name in sorted(CORE_MODULES)]
-    for package in sorted(CORE_PACKAGES):
-        files += layer_files(package)
-    return files
-
-
-def core_level(name: str) -> int | None:
-    """The `CORE_LEVELS` index of the core module or package ``mahjong_env.<name>...``."""
-    top = name.split(".")[1] if name.startswith("mahjong_env.") else None
-    return next((i for i, level in enumerate(CORE_LEVELS) if top in level), None)
-
-
-def test_the_core_levels_name_every_core_module():
-    assert set().union(*CORE_LEVELS) == CORE_MODULES | CORE_PACKAGES
-
-
-@pytest.mark.parametrize("path", core_files(), ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_a_core_module_imports_no_level_above_its_own(path):
-    own = core_level(module_name(path))
-    assert own is not None
-    names = reaches(imported_modules(path), "mahjong_env")
-    above = {name for name in names if core_level(name) is not None and core_level(name) > own}
-    assert not above, f"{path.name} imports {sorted(above)}, above its level {own} (CORE_LEVELS)"
-
-
-@pytest.mark.parametrize("path", sorted((ROOT / "agents").rglob("*.py")), ids=lambda path: path.name)
-def test_the_agents_never_import_training(path):
-    assert not reaches(imported_modules(path), "training")
 
 
 def variant_namings(path: Path) -> list[str]:

@@ -229,12 +229,6 @@ def test_parallel_local_equals_vector() -> None:
         assert venv.blocks == [(0, 2), (2, 5)] or venv.blocks == [(0, 3), (3, 5)]
         got = _run(venv, 250, 3)
         assert venv.views([4, 0]) == single.views([4, 0])
-        # a SeatView crosses the pipe pickled: the same knowledge, the worker's own rule set
-        assert [v._replace(rules=None) for v in venv.seat_views([4, 0])] == [
-            v._replace(rules=None) for v in single.seat_views([4, 0])
-        ]
-        infos = venv.decision_infos([1])
-        assert infos[0]["view"] == single.views([1])[0] and infos[0]["config"] == single.config.to_dict()
         np.testing.assert_array_equal(venv.states(), single.states())
         masks = venv.masks
         bad = int(np.flatnonzero(masks[0] == 0)[0])

@@ -24,10 +24,10 @@ from mahjong_env.engine.state import Phase
 from mahjong_env.features import ANALYSIS_PIECES, analysis_planes
 from mahjong_env.observation import ObservationEncoder, encode_state, observation_box, state_box
 from mahjong_env.rules.base import MAX_SILVER
-from mahjong_env.seat_view import SeatView, seat_view, sees_decider
 from mahjong_env.tiles import NUM_KINDS, format_tiles, parse_tiles
-from mahjong_env.variants import build_table
-from mahjong_env.view import render_text
+from mahjong_env.variants import build_table, get_variant
+from mahjong_env.view import render_text, table_view
+from mahjong_env.visibility import sees_decider
 from mahjong_env.wall import first_dealer, shuffled_deal
 
 __all__ = ["MahjongEnv", "action_int", "make_env_factory", "validate_deal", "validate_dice", "validate_silver"]
@@ -386,12 +386,14 @@ class MahjongEnv(AECEnv):
         return np.frombuffer(mask, np.int8)  # a writable array over this call's own bytearray
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        encoder = self._encoder
-        view = encoder.view(self.game, _SEAT[agent])
-        obs = encoder.write(view)
+        seat = _SEAT[agent]
+        obs = self._encoder.observation(self.game, seat)
         mask = self.action_mask(agent)
         if self.analysis_features:  # computed from the player's own view only (R13)
-            obs = np.concatenate([obs, analysis_planes(view, mask=mask)])
+            extra = analysis_planes(
+                self.view(agent), get_variant(self.metadata["name"]).name, self.config.to_dict(), mask
+            )
+            obs = np.concatenate([obs, extra])
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self, agent: str) -> list[str]:
@@ -410,12 +412,7 @@ class MahjongEnv(AECEnv):
         ``"phase": "turn"``, ``"claim": None`` and no ``to_move`` (RULES.md R13: whether anybody
         is asked depends on hidden tiles, and such a state is never one in which the others act).
         """
-        return self.seat_view(agent).to_dict()
-
-    def seat_view(self, agent: str) -> SeatView:
-        """What ``agent`` knows now, typed (`mahjong_env.seat_view.SeatView`): the one source
-        of its observation, `view` and agent ``info`` (R13)."""
-        return seat_view(self.game, _SEAT[agent], self._encoder.memory)
+        return table_view(self.game, _SEAT[agent], self.config.concealed_kong_visible)
 
     def render_view(self, agent: str) -> str:
         return render_text(self.view(agent), self.metadata["name"])
@@ -434,7 +431,7 @@ class MahjongEnv(AECEnv):
             )
             return None
         if self.render_seat is None:
-            view = seat_view(self.game, None, self._encoder.memory).to_dict()
+            view = table_view(self.game, None, True)
         else:
             view = self.view(AGENTS[self.render_seat])
         if self.render_mode == "rgb_array":

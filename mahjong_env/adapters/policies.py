@@ -12,9 +12,8 @@ the observation dict.
 
 `policy_kinds` lists the registered kinds, `check_policy_spec` validates a spec without
 building anything, `build_policy` builds one, and `decision_info` is the ``info`` an agent
-receives with each observation (`mahjong_env.seat_view.decision_info`: its readable view, the
-variant, the rule fields and its `SeatView`), the same as ``agents.agent_info`` gives it in the
-tournament.
+receives with each observation (its readable view, the variant and the rule fields), the same
+as ``agents.agent_info`` gives it in the tournament.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from mahjong_env.seat_view import decision_info as seat_decision_info
+from mahjong_env.variants import get_variant
 
 __all__ = ["ENTRY_POINT_GROUP", "CallablePolicy", "build_policy", "check_policy_spec", "decision_info", "policy_kinds"]
 
@@ -75,10 +74,10 @@ def build_policy(spec: str, seed: int) -> Any:
 
 
 def decision_info(env: Any, agent: str) -> dict[str, Any]:
-    """The ``info`` ``agent`` gets with its observation in ``env`` (an AEC env, wrapped or
-    not): `mahjong_env.seat_view.decision_info` of its `SeatView` (``{"view", "variant",
-    "config", "seat_view"}``)."""
-    return seat_decision_info(env.unwrapped.seat_view(agent))
+    """The ``info`` an agent gets with its observation: its readable view, the variant name and
+    the rule fields (``config``: public, every player knows the rules being played)."""
+    raw = env.unwrapped
+    return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name, "config": raw.config.to_dict()}
 
 
 class CallablePolicy:

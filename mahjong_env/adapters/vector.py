@@ -46,10 +46,10 @@ import numpy as np
 
 from mahjong_env import actions as A
 from mahjong_env.engine.state import Phase
-from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_state, write_batch
-from mahjong_env.seat_view import SeatView, decision_info, seat_view
+from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE, ObservationEncoder, encode_batch, encode_state
 from mahjong_env.tiles import NUM_KINDS
 from mahjong_env.variants import build_table, get_variant
+from mahjong_env.view import table_view
 from mahjong_env.wall import first_dealer, shuffled_deal
 
 __all__ = ["VectorMahjong", "RewardAccumulator", "batch_actions", "episode_seed", "seat_advantages"]
@@ -85,7 +85,7 @@ def batch_actions(actions: Sequence[int] | np.ndarray, num_envs: int) -> np.ndar
             f"actions must be integer action ids (an int array or a list of ints), got dtype {acts.dtype} "
             "(no game was stepped)"
         )
-    if (acts.ndim == 2 and acts.shape[1] == 1) or (acts.ndim == 0 and num_envs == 1):
+    if acts.ndim == 2 and acts.shape[1] == 1 or acts.ndim == 0 and num_envs == 1:
         acts = acts.reshape(-1)
     if acts.shape != (num_envs,):
         raise ValueError(
@@ -142,8 +142,6 @@ class VectorMahjong:
             raise ValueError(f"env_ids must name {n} games, got {len(self.env_ids)}")
         self.games = [table.new_game(self.num_hands) for _ in range(n)]
         self.encoders = [ObservationEncoder(self.config.concealed_kong_visible) for _ in range(n)]
-        self._views: list[SeatView] = []  # the movers' views the observations were written from
-        self._views_at: list[tuple[Any, int]] = []  # each game's action log and its length then
         self.episodes = [0] * n
         self.episode_seeds = [0] * n
         self._silver = self.rules.starting_silver
@@ -199,13 +197,14 @@ class VectorMahjong:
         from there on. Returns ``(obs, masks, seats)`` as `reset`."""
         if len(episodes) != self.num_envs or len(actions) != self.num_envs:
             raise ValueError(f"restore needs an episode and a list of actions for each of the {self.num_envs} games")
+        scratch = np.zeros((1, *_OBS_SHAPE), np.float32)
         for i, (episode, played) in enumerate(zip(episodes, actions)):
             self.episodes[i] = int(episode)
             self.encoders[i] = encoder = ObservationEncoder(self.config.concealed_kong_visible)
             self._start_episode(i)
             game = self.games[i]
             for a in played:
-                encoder.view(game, game.actor)  # the encoder follows every step, as in `step`
+                encode_batch([encoder], [game], [game.actor], scratch)  # the encoder follows every step, as in `step`
                 if a in game.legal_actions():
                     game.step(int(a))
                 else:
@@ -222,10 +221,7 @@ class VectorMahjong:
     def _write_observations(self) -> None:
         games = self.games
         actors = [game.actor for game in games]
-        views = [encoder.view(game, seat) for encoder, game, seat in zip(self.encoders, games, actors)]
-        write_batch(self.encoders, views, self.obs)
-        self._views = views
-        self._views_at = [(game.log, len(game.log)) for game in games]
+        encode_batch(self.encoders, games, actors, self.obs)
         mask = bytearray(len(games) * A.NUM_ACTIONS)  # set item by item, then one copy into the rows
         offset = 0
         for game in games:
@@ -283,30 +279,12 @@ class VectorMahjong:
             self._start_episode(i)
         return info
 
-    def seat_views(self, indices: Sequence[int] | None = None) -> list[SeatView]:
-        """The `SeatView` of each listed game's player to move (all games when ``indices`` is
-        None): the views the current observations were written from."""
-        ids = range(self.num_envs) if indices is None else [int(i) for i in indices]
-        out = []
-        for i in ids:
-            game = self.games[i]
-            log, steps = self._views_at[i] if i < len(self._views_at) else (None, -1)
-            if game.log is log and len(log) == steps:
-                out.append(self._views[i])
-            else:  # the game moved outside `step` and `reset`
-                out.append(seat_view(game, game.actor, self.encoders[i].memory))
-        return out
-
-    def decision_infos(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
-        """The ``info`` each listed game's player to move would get from the AEC env
-        (`mahjong_env.seat_view.decision_info`: its view, the variant, the rule fields, its
-        `SeatView`), for agents that read it."""
-        return [decision_info(view) for view in self.seat_views(indices)]
-
     def views(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
         """The readable view (API.md ``view()``) of each listed game's player to move, for
         rule-based agents; all games when ``indices`` is None."""
-        return [view.to_dict() for view in self.seat_views(indices)]
+        ids = range(self.num_envs) if indices is None else [int(i) for i in indices]
+        visible = self.config.concealed_kong_visible
+        return [table_view(self.games[i], self.games[i].actor, visible) for i in ids]
 
     def states(self, indices: Sequence[int] | None = None) -> np.ndarray:
         """The privileged global state (API.md ``state()``) of each listed game, ``(k, STATE_SIZE)``;

@@ -26,9 +26,8 @@ Worker ``w`` owns a contiguous block of games. Backends:
   batch buffers. Needs ``pip install -e '.[ray]'``.
 
 As with `VectorMahjong`, the returned arrays are buffers overwritten by the next call.
-``seat_views(indices)``, ``decision_infos(indices)``, ``views(indices)`` and ``states(indices)``
-ask only the workers that own those games (small pickled answers: a
-`mahjong_env.seat_view.SeatView` pickles), for rule-based opponents and centralised critics.
+``views(indices)`` and ``states(indices)`` ask only the workers that own those games (small
+pickled answers), for rule-based opponents and centralised critics.
 """
 
 from __future__ import annotations
@@ -47,14 +46,11 @@ import numpy as np
 from mahjong_env import actions as A
 from mahjong_env.adapters.vector import VectorMahjong, batch_actions
 from mahjong_env.observation import NUM_CHANNELS, STATE_SIZE
-from mahjong_env.seat_view import SeatView
 from mahjong_env.tiles import NUM_KINDS
 
 __all__ = ["ParallelVectorMahjong"]
 
 _BUFFERS = ("obs", "masks", "seats", "rewards", "dones", "actions")
-_QUERIES = ("seat_views", "decision_infos", "views", "states")
-"""The `VectorMahjong` methods of listed games that a worker answers."""
 
 
 def _layout(n: int) -> tuple[dict[str, tuple[int, tuple[int, ...], str]], int]:
@@ -114,7 +110,7 @@ def _worker_main(conn: Any, shm_name: str, layout: dict, lo: int, hi: int, kwarg
                 elif command[0] == "restore":  # ("restore", episodes, actions) of this worker's games
                     venv.restore(command[1], command[2])
                     conn.send(("ok", {}))
-                elif command[0] in _QUERIES:  # (name, global indices of this worker's games)
+                elif command[0] in ("views", "states"):  # (name, global indices of this worker's games)
                     conn.send(("ok", getattr(venv, command[0])([i - lo for i in command[1]])))
                 else:
                     conn.send(("error", f"unknown command {command!r}"))
@@ -362,7 +358,7 @@ class ParallelVectorMahjong:
         return self.obs, self.masks, self.seats, self.rewards, self.dones, infos
 
     def _query(self, name: str, indices: Sequence[int] | None) -> list[Any]:
-        """Ask the workers owning ``indices`` for `VectorMahjong`'s ``name`` (one of `_QUERIES`) of them."""
+        """Ask the workers owning ``indices`` for `VectorMahjong`'s ``views``/``states`` of them."""
         ids = list(range(self.num_envs)) if indices is None else [int(i) for i in indices]
         asked = []
         for w, (lo, hi) in enumerate(self.blocks):
@@ -385,16 +381,6 @@ class ParallelVectorMahjong:
             for (_, mine), payload in zip(asked, answers):
                 parts.update(zip(mine, payload))
         return [parts[i] for i in ids]
-
-    def seat_views(self, indices: Sequence[int] | None = None) -> list[SeatView]:
-        """As `VectorMahjong.seat_views`: the player to move's `SeatView` of each listed game."""
-        self._check_open()
-        return self._query("seat_views", indices)
-
-    def decision_infos(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
-        """As `VectorMahjong.decision_infos`: the ``info`` of each listed game's player to move."""
-        self._check_open()
-        return self._query("decision_infos", indices)
 
     def views(self, indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
         """As `VectorMahjong.views`: the player to move's readable view of each listed game."""

@@ -352,9 +352,6 @@ def warm_up(variant: str, hands: int) -> None:
     bench_engine(variant, hands, seed=10**6)
 
 
-_warm_up = warm_up  # the name `mahjong_env.tools.bench_compare` still calls
-
-
 def _print_table(report: dict[str, Any]) -> None:
     m = report["machine"]
     print(

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mahjong_env.engine.state import MeldKind, Phase
-from mahjong_env.seat_view import MeldView, SeatView, TableMemory, concealed_kong_hidden, seat_view, sees_decider
+from mahjong_env import actions as A
+from mahjong_env.engine.state import Phase
 from mahjong_env.tiles import CHINESE, tile_index, tile_name
+from mahjong_env.visibility import concealed_kong_hidden, sees_decider
 
 __all__ = [
     "MELD_TERMS",
@@ -69,10 +70,13 @@ def reason_text(reason: str) -> str:
 
 
 _CLAIM_VERBS = {
-    MeldKind.CHOW: "chows (吃)",
-    MeldKind.PONG: "pongs (碰)",
-    MeldKind.KONG: "makes an exposed kong (明杠) on",
+    A.CHOW_LOW: "chows (吃)",
+    A.CHOW_MID: "chows (吃)",
+    A.CHOW_HIGH: "chows (吃)",
+    A.PONG: "pongs (碰)",
+    A.KONG: "makes an exposed kong (明杠) on",
 }
+_CHOW_TILES = {A.CHOW_LOW: (0, 1, 2), A.CHOW_MID: (-1, 0, 1), A.CHOW_HIGH: (-2, -1, 0)}
 _SPECIAL_NAMES = {
     "special_winds": "旋风杠 (winds kong, 东南西北)",
     "special_dragons": "喜杠 (dragons kong, 中发白)",
@@ -110,11 +114,9 @@ class Narrator:
 
     Call `start(game)` once at the beginning of the hand and `step(game, actor, name)` after
     every action: it returns the lines that describe the action and its consequences in
-    words. It reads what ``seat`` knows from its `mahjong_env.seat_view.SeatView` before and
-    after the step (so another player's decision in a window is told only by its outcome, and
-    another's concealed kong without its tile when ``concealed_kong_visible`` is off, R7, R13),
-    and the public facts of the table: the payments and the result. It also remembers who
-    claimed each discard (``claimed_by``: history index to seat).
+    words, leaving out whatever R13 hides from ``seat`` (another player's decision in a window
+    is told only by its outcome; another's concealed kong without its tile when
+    ``concealed_kong_visible`` is off). It also remembers who claimed each discard.
     """
 
     def __init__(self, seat: int | None, concealed_kong_visible: bool) -> None:
@@ -122,65 +124,58 @@ class Narrator:
         self.concealed_kong_visible = concealed_kong_visible
         self.claimed_by: dict[int, int] = {}
         self.public_actor: int | None = None
-        self._memory = TableMemory(concealed_kong_visible)
-        self._view: SeatView | None = None
-        self._payments = 0
 
     def start(self, game: Any) -> None:
         self.claimed_by = {}
         self._observe(game)
 
-    def _observe(self, game: Any) -> SeatView:
-        self._view = view = seat_view(game, self.seat, self._memory)
+    def _observe(self, game: Any) -> None:
+        self._phase = game.phase
+        self._window = game.window
+        self._rolls = len(game.dice.rolls)
+        self._bao = game.bao
+        self._history = [h[2] for h in game.history]
         self._payments = len(game.payments)
-        return view
 
     def sees(self, game: Any) -> bool:
         """Whether ``seat`` sees the current state as a step of its own (`sees_decider`)."""
         return sees_decider(game, self.seat)
 
     def step(self, game: Any, actor: int, name: str) -> list[str]:
-        before = self._view
-        assert before is not None, "call start(game) first"
-        payments = game.payments[self._payments :]
-        after = self._observe(game)
         lines: list[str] = []
-        claim = _claim_made(before, after)
-        claim_line = self._claim_line(*claim) if claim is not None else None
-        public = self._public(before, actor)
+        window = self._window
+        closed = window is not None and game.window is not window
+        best = window.best if closed and window is not None else None
+        claim_line = None
+        if best is not None and best[3] != A.WIN:
+            claim_line = self._claim_line(window, best[2], best[3])
+        public = self.seat is None or actor == self.seat or self._phase == Phase.TURN
         self.public_actor = actor if public else None
-        if public and not (claim is not None and claim[0] == actor):
-            lines.append(self._action_line(before, after, actor, name))
+        if public and not (
+            claim_line is not None and best is not None and best[2] == actor and A.action_id(name) == best[3]
+        ):
+            lines.append(self._action_line(game, actor, name))
         if claim_line is not None:
             lines.append(claim_line)
-            assert claim is not None
-            old = before.history
-            for i, entry in enumerate(after.history):  # the discard it took (抢叉: the robbed addition)
-                if entry[2] and (i >= len(old) or not old[i][2]):
-                    self.claimed_by[i] = claim[0]
-        lines.extend(self._kong_payment_lines(payments))
-        rolls = after.dice[len(before.dice) :]
-        for roll in rolls:
-            lines.append(self._roll_line(roll, before.bao_active))
-        if rolls and self.seat is None:
-            lines.append(
-                f"bao indicator set aside: {_tile(after.bao)}" if after.bao is not None else "no bao this hand"
-            )
-        if after.phase == Phase.OVER and game.result is not None:
+        for i, flag in enumerate(h[2] for h in game.history):
+            if flag and (i >= len(self._history) or not self._history[i]) and best is not None:
+                self.claimed_by[i] = best[2]
+        lines.extend(self._kong_payment_lines(game.payments[self._payments :]))
+        for roll in game.dice.rolls[self._rolls :]:
+            lines.append(self._roll_line(roll))
+        if self._rolls < len(game.dice.rolls) and self.seat is None:
+            lines.append(f"bao indicator set aside: {_tile(game.bao)}" if game.bao is not None else "no bao this hand")
+        if game.phase == Phase.OVER and game.result is not None:
             lines.append(describe_result(game.result))
+        self._observe(game)
         return lines
 
     def end(self, actor: int, name: str) -> list[str]:
         """The line for the action that ended the hand (if ``seat`` saw it), for a caller whose
         game has already moved on to the next hand of a match (``num_hands > 1``)."""
-        before = self._view
-        if before is not None and self._public(before, actor):
-            return [self._action_line(before, None, actor, name)]
+        if self.seat is None or actor == self.seat or self._phase == Phase.TURN:
+            return [self._action_line(None, actor, name)]
         return []
-
-    def _public(self, before: SeatView, actor: int) -> bool:
-        """Whether ``seat`` saw ``actor``'s action: not another player's private decision (R13)."""
-        return self.seat is None or actor == self.seat or before.to_move is not None
 
     @staticmethod
     def _kong_payment_lines(payments: list[dict[str, Any]]) -> list[str]:
@@ -199,25 +194,25 @@ class Narrator:
             )
         return lines
 
-    @staticmethod
-    def _roll_line(roll: int, bao_active: bool) -> str:
-        change = " (换宝, the bao changes)" if bao_active else ""
+    def _roll_line(self, roll: int) -> str:
+        change = " (换宝, the bao changes)" if self._bao is not None else ""
         return f"dice rolled for the bao (宝牌): {roll}{change}"
 
-    @staticmethod
-    def _claim_line(claimer: int, meld: MeldView, tile: int, source: int, robbed: bool) -> str:
-        if robbed:
+    def _claim_line(self, window: Any, claimer: int, action: int) -> str:
+        tile, source = window.tile, window.source
+        if window.kind != "discard":
             return f"{player_name(claimer)} robs {player_name(source)}'s addition of {_tile(tile)} with a pong (抢叉)"
-        text = f"{player_name(claimer)} {_CLAIM_VERBS[meld.kind]} {_tile(tile)} from {player_name(source)}"
-        if meld.kind is MeldKind.CHOW:
-            text += ": " + (meld.notation() or "")
+        text = f"{player_name(claimer)} {_CLAIM_VERBS[action]} {_tile(tile)} from {player_name(source)}"
+        if action in _CHOW_TILES:
+            text += ": " + "".join(tile_name(tile + d)[0] for d in _CHOW_TILES[action]) + tile_name(tile)[1]
         return text
 
-    def _action_line(self, before: SeatView, after: SeatView | None, actor: int, name: str) -> str:
+    def _action_line(self, game: Any, actor: int, name: str) -> str:
         who = player_name(actor)
         verb, _, arg = name.partition(" ")
-        phase = before.phase
-        on = f" {_tile(before.claim.tile)}" if before.claim is not None else ""
+        phase = self._phase
+        window = self._window
+        on = f" {_tile(window.tile)}" if window is not None else ""
         if verb == "discard":
             return f"{who} discards {_tile(arg)}"
         if verb == "ready":
@@ -239,7 +234,7 @@ class Narrator:
         if name == "kong":
             return f"{who} calls an exposed kong (明杠) on{on}"
         if name == "view_bao":
-            bao = f": the bao is {_tile(after.bao)}" if after is not None and after.bao is not None else ""
+            bao = f": the bao is {_tile(game.bao)}" if game is not None and game.bao is not None else ""
             return f"{who} looks at the bao (看宝){bao}"
         if name == "win":
             if phase == Phase.CLAIM:
@@ -258,20 +253,3 @@ class Narrator:
                 Phase.FINAL_DRAW: f"{who} does not win on the last-tiles draw (分张)",
             }.get(phase, f"{who} passes")
         return f"{who}: {name}"
-
-
-def _claim_made(before: SeatView, after: SeatView) -> tuple[int, MeldView, int, int, bool] | None:
-    """The claim this step made, as every seat sees it: a discard taken into a new meld (a
-    chow, pong or exposed kong), or a special-group addition robbed by a pong (抢叉, its tile
-    recorded as a claimed discard). ``(claimer, meld, tile, source, robbed)``; None if none."""
-    history = after.history
-    if not history or not history[-1][2]:
-        return None
-    grown = len(history) > len(before.history)  # 抢叉: the robbed addition, recorded claimed
-    if not grown and before.history[-1][2]:
-        return None  # the last discard was claimed before this step
-    source, tile = history[-1][0], history[-1][1]
-    for seat, (old, new) in enumerate(zip(before.melds, after.melds)):
-        if new is not old and len(new) > len(old) and new[-1].source == source and new[-1].kind in _CLAIM_VERBS:
-            return seat, new[-1], tile, source, grown
-    return None
