@@ -23,7 +23,10 @@ PURE_BUILD = os.environ.get("MAHJONG_ENV_PURE_BUILD", "").strip() not in ("", "0
 
 
 def run_python(code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
+    """Run ``code`` in a fresh interpreter; which core it runs is decided by ``env`` alone (a
+    ``MAHJONG_ENV_PURE`` of the calling process is not passed on)."""
+    full_env = {key: value for key, value in os.environ.items() if key != "MAHJONG_ENV_PURE"}
+    full_env.update(env or {})
     command = [sys.executable, "-c", code]
     return subprocess.run(command, capture_output=True, text=True, timeout=600, env=full_env, cwd=cwd)
 
