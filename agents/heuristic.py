@@ -35,7 +35,8 @@ Decision rules, in order:
 The agent needs ``info`` as built by `agents.agent_info` (``{"view", "variant", "config"}``):
 the rule fields it reads (``allow_seven_pairs``, ``allow_discard_win``) default to each
 variant's defaults when ``config`` is absent. The hand analysis is `mahjong_env.features`,
-computed from the view alone, so the observation array is not needed (only its mask).
+computed from the view and, where the observation is the env's ``(C, 34)`` array, its
+``visible`` row (the same unseen counts the view gives, without reading every river).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ from agents.base import Agent
 from mahjong_env import actions as A
 from mahjong_env.engine.state import SPECIAL_KIND_OF_ACTION, MeldKind
 from mahjong_env.features import PlayerAnalysis
+from mahjong_env.observation import OBSERVATION_LAYOUT
 from mahjong_env.rules.changchun import SPECIAL_GROUPS, declaration_tiles
+from mahjong_env.tiles import NUM_KINDS
 
 __all__ = ["KONG_POLICIES", "HeuristicAgent"]
 
@@ -56,6 +59,7 @@ KONG_POLICIES = ("safe", "always", "first")
 """``kongs`` options: a kong only where it does not worsen the hand; every kong (after the
 ready declaration, rule 2); every kong, before the ready declaration too."""
 
+_ROW_VISIBLE = OBSERVATION_LAYOUT.offset["visible"]
 _CLAIMS = (A.KONG, A.PONG, A.CHOW_LOW, A.CHOW_MID, A.CHOW_HIGH)
 _CLAIM_OFFSET = {A.PONG: 0, A.KONG: 1, A.CHOW_LOW: 2, A.CHOW_MID: 3, A.CHOW_HIGH: 4}
 # weight of a discard's danger against one step of shanten, by the best shanten reachable
@@ -97,11 +101,11 @@ class HeuristicAgent(Agent):
 
     def act(self, observation: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
         mask = observation["action_mask"]
-        legal = np.flatnonzero(mask)
+        legal = np.flatnonzero(mask).tolist()  # Python ints: cheaper to compare than numpy's
         if len(legal) == 0:
             raise ValueError("HeuristicAgent.act: the action mask has no legal action")
         if len(legal) == 1:
-            return int(legal[0])
+            return legal[0]
         if mask[A.WIN]:
             return A.WIN
         if mask[A.VIEW_BAO]:
@@ -111,14 +115,14 @@ class HeuristicAgent(Agent):
                 "HeuristicAgent.act needs info={'view': env.view(agent), 'variant': ...}; "
                 "build it with agents.agent_info(env, agent)"
             )
-        state = _Situation(info["view"], info["variant"], info.get("config"))
+        state = _Situation(info["view"], info["variant"], info.get("config"), _visible_row(observation))
         if mask[A.PASS]:
             return state.claim(mask, self.kongs != "safe")
         return self._turn(state, legal)
 
     # ------------------------------------------------------------------ own turn
 
-    def _turn(self, s: _Situation, legal: np.ndarray) -> int:
+    def _turn(self, s: _Situation, legal: list[int]) -> int:
         if s.ready:
             for action in legal:
                 if A.CONCEALED_KONG <= action < A.CHOW_LOW and s.kong_keeps_ready(int(action)):
@@ -168,7 +172,7 @@ class HeuristicAgent(Agent):
         return A.DISCARD + best_tile
 
     @staticmethod
-    def _any_kong(legal: np.ndarray) -> int | None:
+    def _any_kong(legal: list[int]) -> int | None:
         """The first legal kong, addition or special group (``kongs`` other than ``"safe"``)."""
         for action in legal:
             if A.CONCEALED_KONG <= action < A.CHOW_LOW or action in A.SPECIAL_DECLARATIONS:
@@ -190,6 +194,16 @@ class HeuristicAgent(Agent):
         candidates = [t for v, t in adjusted if v == low]
         tile = candidates[0] if len(candidates) == 1 else -max(s.rank_key(s.counts, s.melds, t) for t in candidates)[-1]
         return min(e for e, t in scored if t == tile), tile
+
+
+def _visible_row(observation: dict[str, Any]) -> np.ndarray | None:
+    """The observation's ``visible`` row (the copies of each kind this seat sees), or None
+    where the observation is not the env's ``(C, 34)`` array (a flattened or wrapped one):
+    then the analysis counts the unseen tiles from the view."""
+    planes = observation.get("observation")
+    if isinstance(planes, np.ndarray) and planes.ndim == 2 and planes.shape[0] > _ROW_VISIBLE and planes.shape[1] == NUM_KINDS:
+        return planes[_ROW_VISIBLE]
+    return None
 
 
 class _Situation(PlayerAnalysis):

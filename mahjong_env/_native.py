@@ -48,6 +48,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "mahjong_env.rules.base",
     "mahjong_env.rules.xinjiang",
     "mahjong_env.rules.changchun",
+    "mahjong_env.features",
     "mahjong_env.adapters.aec",
     "mahjong_env.adapters.wrappers",
 )

@@ -206,7 +206,10 @@ class MeldSummary:
 
 def connection(counts: Sequence[int], tile: int) -> int:
     """Copies held of ``tile``'s neighbours (itself and suited tiles within two ranks)."""
-    return sum(counts[u] for u in NEAR[tile])
+    total = 0
+    for u in NEAR[tile]:
+        total += counts[u]
+    return total
 
 
 def claim_tiles(action_offset: int, tile: int) -> tuple[int, ...]:
@@ -224,7 +227,16 @@ class PlayerAnalysis:
     """One decision's hand analysis from the player's view and the variant's rule fields
     (its rule set answers the variant's questions: `rule_set`)."""
 
-    def __init__(self, view: Mapping[str, Any], variant: str, config: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        view: Mapping[str, Any],
+        variant: str,
+        config: Mapping[str, Any] | None = None,
+        visible: Sequence[float] | None = None,
+    ) -> None:
+        """``visible``: where the caller has it, the observation's ``visible`` row (the copies
+        of each kind this seat sees: `unseen_counts` counts the same from the view, at the cost
+        of reading every river and meld); the unseen counts are ``4 - visible``."""
         seat = view["seat"]
         config = config or {}
         self.config = config
@@ -243,7 +255,11 @@ class PlayerAnalysis:
         self.ready = bool(view["ready"][seat])
         claim = view.get("claim")
         self.claim_tile = parse_tiles(claim["tile"])[0] if claim else None
-        self.unseen = unseen_counts(view)
+        if visible is None:
+            self.unseen = unseen_counts(view)
+        else:
+            row = visible.tolist() if isinstance(visible, np.ndarray) else visible
+            self.unseen = [max(0, 4 - int(n)) for n in row]
         self._danger: list[float] | None = None
 
     @property
@@ -275,7 +291,10 @@ class PlayerAnalysis:
     def acceptance(self, counts: list[int], melds: MeldSummary) -> int:
         """Unseen tiles that lower the shanten of a 3n+1 hand (有效牌)."""
         unseen = self.unseen
-        return sum(unseen[u] for u in useful_kinds(counts, melds.count, self.seven_pairs))
+        total = 0
+        for u in useful_kinds(counts, melds.count, self.seven_pairs):
+            total += unseen[u]
+        return total
 
     def discard_scores(self, counts: list[int], melds: MeldSummary, discards: Sequence[int]) -> list[tuple[float, int]]:
         """(effective shanten after discarding T, T) for each T of a 3n+2 hand."""

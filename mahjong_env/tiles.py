@@ -78,6 +78,11 @@ CHINESE: tuple[str, ...] = (
 _INDEX_OF_NAME = {name: i for i, name in enumerate(TILE_NAMES)}
 
 
+_PARSED: dict[str, tuple[int, ...]] = {}
+"""`parse_tiles` by text: players read the same hands and melds at every decision."""
+_PARSED_SIZE = 50_000
+
+
 def parse_tiles(text: str) -> list[int]:
     """Parse compact notation into tile indices, keeping the written order.
 
@@ -85,6 +90,18 @@ def parse_tiles(text: str) -> list[int]:
     Raises ValueError for a digit group without a suit letter, an unknown character, the digit
     0, or an honor rank above 7, naming the offending part.
     """
+    if text.__class__ is not str:
+        return _parse(text)
+    found = _PARSED.get(text)
+    if found is None:
+        found = tuple(_parse(text))  # a text that does not parse raises here and is not kept
+        if len(_PARSED) >= _PARSED_SIZE:
+            _PARSED.clear()
+        _PARSED[text] = found
+    return list(found)
+
+
+def _parse(text: str) -> list[int]:
     tiles: list[int] = []
     digits: list[str] = []
     start = 0

@@ -14,9 +14,17 @@ import agents
 from agents.network import PolicyNetwork
 from agents.torch_agent import TorchAgent
 from mahjong_env import changchun_v0, xinjiang_v0
-from mahjong_env.features import ANALYSIS_CHANNELS, PlayerAnalysis, analysis_planes, discard_danger, unseen_counts
-from mahjong_env.observation import NUM_CHANNELS
-from mahjong_env.tiles import tile_index
+from mahjong_env.features import (
+    ANALYSIS_CHANNELS,
+    MeldSummary,
+    PlayerAnalysis,
+    analysis_planes,
+    discard_danger,
+    rule_set,
+    unseen_counts,
+)
+from mahjong_env.observation import NUM_CHANNELS, OBSERVATION_LAYOUT
+from mahjong_env.tiles import TERMINALS_AND_HONORS, tile_index
 
 ROW = {name: i for i, name in enumerate(ANALYSIS_CHANNELS)}
 
@@ -225,3 +233,59 @@ def test_the_analysis_waits_are_the_rule_sets():
     exposed = [*chows[:3], {"kind": "kong", "tiles": "5555p", "from": 2}]
     shown = PlayerAnalysis(dict(table, hand="5z", melds=[exposed, [], [], []]), "changchun")
     assert shown.waits(shown.counts, shown.melds) == 0
+
+
+def _shortfall_by_the_words_of_c9(counts: list[int], suits: int, yaojiu: bool, triplet: bool) -> float:
+    """C9's missing conditions read off the rule: a suit neither held nor melded (三色全), no
+    1, 9 or honor anywhere (幺九), and no triplet: none melded, none held, no dragon pair
+    (一叉; half where a pair may still grow into one)."""
+    missing = sum(1.0 for s in range(3) if not suits >> s & 1 and not any(counts[9 * s : 9 * s + 9]))
+    if not yaojiu and not any(counts[t] for t in TERMINALS_AND_HONORS):
+        missing += 1.0
+    if not triplet and max(counts) < 3 and max(counts[31:34]) < 2:
+        missing += 0.5 if max(counts) >= 2 else 1.0
+    return missing
+
+
+def test_c9_shortfall_as_players_weigh_it():
+    """`ChangchunRules.tile_condition_shortfall` (one pass over the kinds, typed when compiled)
+    counts C9's missing conditions as the rule's words do, for 20,000 seeded hands and melds."""
+    rules = rule_set("changchun")
+    rng = random.Random(9)
+    for _ in range(20_000):
+        counts = [0] * 34
+        for _ in range(rng.randint(0, 14)):
+            t = rng.randrange(34)
+            counts[t] += counts[t] < 4
+        melds = MeldSummary()
+        melds.suits, melds.yaojiu, melds.triplet = rng.randrange(8), rng.random() < 0.3, rng.random() < 0.3
+        expected = _shortfall_by_the_words_of_c9(counts, melds.suits, melds.yaojiu, melds.triplet)
+        assert rules.tile_condition_shortfall(counts, melds) == expected, (counts, melds.suits)
+
+
+@pytest.mark.parametrize("module", [xinjiang_v0, changchun_v0])
+def test_the_visible_row_gives_the_unseen_counts_of_the_view(module):
+    """R13: the observation's ``visible`` row counts what the view shows (own hand, every shown
+    meld, every river, the bao once seen), so the analysis and the heuristic read the unseen
+    tiles from it and decide as they do from the view alone, at every decision of seeded games."""
+    row = OBSERVATION_LAYOUT.offset["visible"]
+    heuristic = agents.load("heuristic?lookahead=true")
+    env = module.env()
+    variant = module.__name__.rsplit(".", 1)[-1].removesuffix("_v0")
+    checked = 0
+    for seed in range(8):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            observation, _, done, cut, _ = env.last()
+            if done or cut:
+                env.step(None)
+                continue
+            view = env.view(agent)
+            info = {"view": view, "variant": variant, "config": env.config.to_dict()}
+            analysis = PlayerAnalysis(view, variant, info["config"], observation["observation"][row])
+            assert analysis.unseen == unseen_counts(view)
+            action = heuristic.act(observation, info)
+            assert action == heuristic.act({"action_mask": observation["action_mask"]}, info)
+            checked += 1
+            env.step(action)
+    assert checked > 300

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mahjong_env import hand
+from mahjong_env.hand import shape as shape_module
 from mahjong_env.hand.shape import NEAR, Shape, useful_kinds
 from mahjong_env.tiles import counts_of, parse_tiles
 
@@ -133,6 +134,8 @@ def test_r9_shape_agrees_with_shanten_and_its_changes(case: tuple[list[int], int
                 if expected(counts) < base:
                     useful.append(u)
                 counts[u] -= 1
+        assert useful_kinds(counts, melds, seven_pairs) == tuple(useful)
+        shape_module._USEFUL_CACHE.clear()  # again, from the per-group draw tables `_draws` kept
         assert useful_kinds(counts, melds, seven_pairs) == tuple(useful)
 
 

@@ -65,6 +65,18 @@ def test_r1_parse_tiles_errors_name_the_bad_part(text: str, named: str) -> None:
         parse_tiles(text)
 
 
+def test_r1_parse_tiles_gives_a_fresh_list_and_never_remembers_an_error() -> None:
+    """Parsed texts are remembered (players read the same hands at every decision): each call
+    still returns its own list, and a text that does not parse raises every time."""
+    first = parse_tiles("123m77z")
+    first.append(0)
+    assert parse_tiles("123m77z") == [0, 1, 2, 33, 33]
+    assert parse_tiles("123m77z") is not parse_tiles("123m77z")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="'8z'"):
+            parse_tiles("8z")
+
+
 @pytest.mark.parametrize(
     ("tiles", "text"),
     [

@@ -42,11 +42,14 @@ _M, _P, _S, _Z = READY
 _not_sets = itemgetter(0)  # a group's status is 0 exactly when it splits into sets only
 _ODD = bytes(n & 1 for n in range(256))
 _ALL_KINDS = (1 << 34) - 1
+_COUNTS_0_TO_4 = bytes(range(5))
 
 
 def _key(counts: Sequence[int]) -> bytes:
     """The counts as 34 raw bytes; slices of it key the group tables."""
     try:
+        if counts.__class__ is bytes:
+            return counts
         return bytes(counts if counts.__class__ is list else [index(n) for n in counts])
     except (TypeError, ValueError):
         raise ValueError(
@@ -58,7 +61,7 @@ def _key(counts: Sequence[int]) -> bytes:
 def _checked_key(counts: Sequence[int]) -> bytes:
     """:func:`_key` for queries that do not go through the group tables' own checks."""
     b = _key(counts)
-    if len(b) != 34 or max(b) > 4:
+    if len(b) != 34 or b.translate(None, _COUNTS_0_TO_4):  # a count above 4 survives deleting 0..4
         raise ValueError(
             f"hand counts must be a sequence of 34 integers 0..4 (concealed tiles only), "
             f"got {list(b)}"

@@ -29,6 +29,8 @@ NEAR: tuple[tuple[int, ...], ...] = tuple(
     (t,) if t >= 27 else tuple(u for u in range(t - 2, t + 3) if u // 9 == t // 9 and 0 <= u < 27) for t in range(34)
 )
 """Kinds that can combine with a held kind: itself and suited neighbours within two ranks."""
+_NEAR_MASK = tuple(sum(1 << u for u in near) for near in NEAR)
+"""`NEAR` as bit masks (the relation is symmetric: ``u in NEAR[t]`` exactly when ``t in NEAR[u]``)."""
 
 _SIZE = 10
 """Bytes of a profile: 5 set counts (0..4) times 2 pair counts (0, 1)."""
@@ -44,34 +46,46 @@ def _profile(options: tuple[tuple[int, int, int], ...]) -> bytes:
     return bytes(out)
 
 
-class _Profiles(dict[int, bytes]):
-    """One group's profiles by the group's base-5 code ``sum(counts[r] * 5**r)``, filled from
-    `SHANTEN_OPTIONS` on first use. A code is one integer, and a one-tile change moves it by
-    a power of 5, so `Shape.changed` looks a neighbour up without building its count bytes."""
-
-    def __init__(self, group: int) -> None:
-        super().__init__()
-        self.options = SHANTEN_OPTIONS[group]
-        self.size = GROUP_SLICES[group][1] - GROUP_SLICES[group][0]
-
-    def __missing__(self, code: int) -> bytes:
-        digits = bytearray(self.size)
-        rest = code
-        for r in range(self.size):
-            rest, digits[r] = divmod(rest, 5)
-        if rest:
-            raise ValueError(f"a group's base-5 code is below 5**{self.size}, got {code}")
-        value = self[code] = _profile(self.options[bytes(digits)])
-        return value
+_PROFILES: tuple[dict[int, bytes], ...] = ({}, {}, {}, {})
+"""Each group's profiles by the group's base-5 code ``sum(counts[r] * 5**r)``, filled from
+`SHANTEN_OPTIONS` on first use (`_group_profile`). A code is one integer, and a one-tile change
+moves it by a power of 5, so `Shape.changed` looks a neighbour up without building its count
+bytes."""
 
 
-_PROFILES = tuple(_Profiles(g) for g in range(4))
+def _group_profile(group: int, code: int) -> bytes:
+    """The profile of group ``group`` (0..3) holding the counts of base-5 ``code``."""
+    table = _PROFILES[group]
+    found = table.get(code)
+    if found is not None:
+        return found
+    start, stop = GROUP_SLICES[group]
+    digits = bytearray(stop - start)
+    rest = code
+    for r in range(stop - start):
+        rest, digits[r] = divmod(rest, 5)
+    if rest or code < 0:
+        raise ValueError(f"a group's base-5 code is 0..5**{stop - start}, got {code}")
+    found = table[code] = _profile(SHANTEN_OPTIONS[group][bytes(digits)])
+    return found
+
+
 _POWER = tuple(5 ** (t - GROUP_SLICES[_GROUP_OF[t]][0]) for t in range(34))
 """The step of a group's code for one more tile of kind ``t``."""
 
 
+_JOINED: dict[bytes, bytes] = {}
+"""`_join` by ``a + b``: hands take few group profiles (a game of 48,000 decisions joins about
+3,700 distinct pairs, 1.8 million times), so a join is nearly always a lookup."""
+_JOINED_SIZE = 100_000
+
+
 def _join(a: bytes, b: bytes) -> bytes:
     """The profile of two parts of a hand together: sets and partials add, one pair at most."""
+    pair = a + b
+    found = _JOINED.get(pair)
+    if found is not None:
+        return found
     out = bytearray(_SIZE)
     pa, pb = a, b
     for p in range(2):
@@ -84,7 +98,10 @@ def _join(a: bytes, b: bytes) -> bytes:
                         k = 5 * (p + q) + m + n
                         if y and x + y - 1 > out[k]:
                             out[k] = x + y - 1
-    return bytes(out)
+    if len(_JOINED) >= _JOINED_SIZE:
+        _JOINED.clear()
+    found = _JOINED[pair] = bytes(out)
+    return found
 
 
 def _best(a: bytes, b: bytes) -> int:
@@ -152,15 +169,17 @@ class Shape:
     only, four of a kind counting as two pairs)."""
 
     def __init__(self, counts: Sequence[int], melds: int, seven_pairs: bool) -> None:
-        melds = melds_count(melds)
-        key = _checked_key(counts)
+        self._build(_checked_key(counts), melds_count(melds), seven_pairs)
+
+    def _build(self, key: bytes, melds: int, seven_pairs: bool) -> None:
+        """The shape of a checked ``key`` (`_checked_key`) beside ``melds`` (0..4)."""
         codes, pairs, tiles = _scan(key)
         if tiles + 3 * melds > 14:
             raise ValueError(
                 f"a hand holds 14 tiles at most, each exposed meld counted as 3; got {tiles} concealed "
                 f"tiles and {melds} meld(s)"
             )
-        parts = [_PROFILES[0][codes[0]], _PROFILES[1][codes[1]], _PROFILES[2][codes[2]], _PROFILES[3][codes[3]]]
+        parts = [_group_profile(g, codes[g]) for g in range(4)]
         rest = _rests(parts, melds)
         self.key = key
         self.codes = codes
@@ -176,8 +195,13 @@ class Shape:
     def changed(self, tile: int, delta: int) -> int:
         """Shanten of the hand with ``delta`` (±1) copies of ``tile`` more."""
         g = _GROUP_OF[tile]
+        code = self.codes[g] + delta * _POWER[tile]
+        return self._after(_best(self.rest[g], _group_profile(g, code)), tile, delta)
+
+    def _after(self, standard: int, tile: int, delta: int) -> int:
+        """Shanten of the hand with ``delta`` copies of ``tile`` more, whose standard shanten
+        is ``standard`` (the seven-pairs shanten counts the pairs that change)."""
         n = self.key[tile]
-        standard = _best(self.rest[g], _PROFILES[g][self.codes[g] + delta * _POWER[tile]])
         return self._total(standard, self.pairs - (n >> 1) + ((n + delta) >> 1))
 
     def seven_pairs_changed(self, tile: int, delta: int) -> int:
@@ -186,6 +210,35 @@ class Shape:
             return 99
         n = self.key[tile]
         return 6 - (self.pairs - (n >> 1) + ((n + delta) >> 1))
+
+
+_DRAWS: tuple[dict[tuple[bytes, int], bytes], ...] = ({}, {}, {}, {})
+_DRAWS_SIZE = 50_000  # entries per group
+_FOUR_HELD = 255
+
+
+def _draws(group: int, rest: bytes, code: int) -> bytes:
+    """The standard shanten plus one of a hand after one more tile of each rank of ``group``
+    (byte ``r``: rank ``r + 1``; `_FOUR_HELD` where four are held), the group holding the
+    counts of base-5 ``code`` and the other groups and melds having the profile ``rest``.
+    Memoised by group: the same groups recur beside the same rests from hand to hand (about
+    four lookups in five are found in a game of the heuristic's)."""
+    table = _DRAWS[group]
+    found = table.get((rest, code))
+    if found is not None:
+        return found
+    start, stop = GROUP_SLICES[group]
+    out = bytearray(stop - start)
+    for r in range(stop - start):
+        power = _POWER[start + r]
+        if code // power % 5 < 4:
+            out[r] = _best(rest, _group_profile(group, code + power)) + 1
+        else:
+            out[r] = _FOUR_HELD
+    if len(table) >= _DRAWS_SIZE:
+        table.clear()
+    found = table[(rest, code)] = bytes(out)
+    return found
 
 
 _USEFUL_CACHE: dict[tuple[bytes, int, bool], tuple[int, ...]] = {}
@@ -201,18 +254,23 @@ def useful_kinds(counts: Sequence[int], melds: int, seven_pairs: bool) -> tuple[
     found = _USEFUL_CACHE.get(cache_key)
     if found is not None:
         return found
-    shape = Shape(key, melds, seven_pairs)
+    shape = Shape.__new__(Shape)  # the key is checked: build without checking it again
+    shape._build(key, melds, seven_pairs)
     base = shape.shanten
+    near = 0  # kinds near a held kind: a kind far from every held tile cannot help
+    for t in range(34):
+        if key[t]:
+            near |= _NEAR_MASK[t]
     useful = []
-    for u in range(34):
-        if key[u] < 4:
-            held = False
-            for t in NEAR[u]:  # a kind far from every held tile cannot help
-                if key[t]:
-                    held = True
-                    break
-            if held and shape.changed(u, 1) < base:
-                useful.append(u)
+    for g in range(4):
+        start, stop = GROUP_SLICES[g]
+        draws = None  # the group's `_draws`, looked up once a kind of it may help
+        for u in range(start, stop):
+            if near >> u & 1 and key[u] < 4:
+                if draws is None:
+                    draws = _draws(g, shape.rest[g], shape.codes[g])
+                if shape._after(draws[u - start] - 1, u, 1) < base:  # shape.changed(u, 1), memoised
+                    useful.append(u)
     found = tuple(useful)
     if len(_USEFUL_CACHE) >= _USEFUL_CACHE_SIZE:
         _USEFUL_CACHE.clear()

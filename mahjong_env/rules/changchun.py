@@ -82,6 +82,7 @@ SPECIAL_GROUPS: dict[MeldKind, tuple[int, ...]] = dict(
 _GROUP_OF_TILE = {t: kind for kind, tiles in SPECIAL_GROUPS.items() for t in tiles}
 BIG_EGG_KINDS = frozenset({18, 9, 31, 32, 33})  # C12 大蛋: 1s 1p 5z 6z 7z
 _YAOJI = 18  # C14 小鸡: the 1s
+_IS_YAOJIU = tuple(t in TERMINALS_AND_HONORS for t in range(34))  # 幺九 (C9)
 
 # C14: every named profile and the field values it sets; the keyword ``profile`` picks one and
 # explicit keywords override it. "seed" is the defaults (the seed document).
@@ -114,6 +115,34 @@ PROFILES: dict[str, dict[str, ConfigValue]] = {
 
 _SELF_DRAWN = (WinMethod.SELF_DRAW, WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
 _BAO_WINS = (WinMethod.BAO_DRAW, WinMethod.BAO_MATCH)
+
+
+def _shortfall(counts: Sequence[int], suits: int, yaojiu: bool, triplet: bool) -> float:
+    """`ChangchunRules.tile_condition_shortfall` of concealed ``counts`` beside melds whose
+    suits (bits), 幺九 and triplet are given: one pass over the 34 kinds (``changchun.pxd``
+    types it; players ask it for every discard they weigh)."""
+    most = 0  # the most copies of one kind
+    dragon_pair = False  # a pair of dragons stands in for the triplet (一叉)
+    for t in range(34):
+        n = counts[t]
+        if n:
+            if t < 27:
+                suits |= 1 << (t // 9)
+            if _IS_YAOJIU[t]:
+                yaojiu = True
+            if n > most:
+                most = n
+            if t >= 31 and n >= 2:
+                dragon_pair = True
+    shortfall = 0.0
+    for s in range(3):
+        if not (suits >> s & 1):
+            shortfall += 1.0  # 三色全: a suit neither held nor melded
+    if not yaojiu:
+        shortfall += 1.0  # 幺九
+    if not triplet and most < 3 and not dragon_pair:
+        shortfall += 0.5 if most >= 2 else 1.0  # 一叉: a pair may still grow into a triplet
+    return shortfall
 
 
 class WinReading(NamedTuple):
@@ -298,16 +327,7 @@ class ChangchunRules(RuleSet):
     def tile_condition_shortfall(self, counts: Sequence[int], melds: MeldFacts) -> float:
         """C9's missing conditions, for players: 1 per missing suit (三色全), 1 without a
         terminal or honor (幺九), 0.5–1 without a triplet (一叉)."""
-        key = bytes(counts)
-        shortfall = 0.0
-        for s in range(3):
-            if not (melds.suits >> s & 1) and not any(key[9 * s : 9 * s + 9]):
-                shortfall += 1.0  # 三色全
-        if not melds.yaojiu and not any(key[t] for t in TERMINALS_AND_HONORS):
-            shortfall += 1.0  # 幺九
-        if not melds.triplet and max(key) < 3 and max(key[31:34]) < 2:
-            shortfall += 0.5 if max(key) >= 2 else 1.0  # 一叉: a pair may still grow into a triplet
-        return shortfall
+        return _shortfall(counts, melds.suits, melds.yaojiu, melds.triplet)
 
     def meets_tile_conditions(self, counts: Sequence[int], melds: MeldFacts) -> bool:
         """三色全, 幺九, 一叉 (a seven-pairs shape needs only the first two) and 手把一, as
