@@ -201,8 +201,8 @@ def _visible_row(observation: dict[str, Any]) -> np.ndarray | None:
     where the observation is not the env's ``(C, 34)`` array (a flattened or wrapped one):
     then the analysis counts the unseen tiles from the view."""
     planes = observation.get("observation")
-    if isinstance(planes, np.ndarray) and planes.ndim == 2 and planes.shape[0] > _ROW_VISIBLE and planes.shape[1] == NUM_KINDS:
-        return planes[_ROW_VISIBLE]
+    if isinstance(planes, np.ndarray) and planes.ndim == 2 and planes.shape[1] == NUM_KINDS:
+        return planes[_ROW_VISIBLE] if planes.shape[0] > _ROW_VISIBLE else None
     return None
 
 

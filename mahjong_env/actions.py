@@ -24,6 +24,7 @@ always masked out. ``T`` is a tile kind 0–33 (RULES.md R1).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import index
 
 import numpy as np
 
@@ -52,6 +53,7 @@ __all__ = [
     "CHOW_OFFSETS",
     "ACTION_NAMES",
     "action_id",
+    "action_int",
     "action_name",
     "chow_actions",
     "illegal_action_message",
@@ -138,6 +140,19 @@ def action_id(name: str) -> int:
         f"unknown action {name!r}: expected 'discard|ready|concealed_kong|added_kong|special_add T' "
         f"with T a tile like '5m', or one of {', '.join(_PLAIN_ACTIONS)}"
     )
+
+
+def action_int(action: object) -> int:
+    """An action id as a Python int: a Python or numpy integer (or a 0-d integer array);
+    bools, floats, strings and the rest raise ValueError (range is the legality check's)."""
+    if action.__class__ is int:
+        return action  # type: ignore[return-value]
+    if not isinstance(action, (bool, np.bool_)):
+        try:
+            return index(action)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise ValueError(f"action must be an int, got {action!r} ({type(action).__name__})")
 
 
 def illegal_action_message(action: int, who: str, legal: Iterable[int] | None) -> str:

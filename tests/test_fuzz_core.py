@@ -152,3 +152,127 @@ def test_tile_notation_parses_or_raises_value_error(text: str) -> None:
     except ValueError:
         return
     assert all(0 <= t < 34 for t in tiles)
+
+
+# ---------------------------------------------------------------------- the stepping entry points
+
+_VECTOR_GAMES = 4
+
+
+def _vector(variant: str, seed: int, steps: int):
+    """A `VectorMahjong` of ``seed`` after ``steps`` seeded random legal steps (a function of
+    its arguments, as hypothesis needs)."""
+    from mahjong_env.adapters.vector import VectorMahjong
+
+    venv = VectorMahjong(variant, _VECTOR_GAMES, seed=seed)
+    _, masks, _ = venv.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        _, masks, *_ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    return venv
+
+
+def _snapshot(venv) -> tuple:
+    return (
+        venv.obs.tobytes(),
+        venv.masks.tobytes(),
+        venv.seats.tobytes(),
+        venv.states().tobytes(),
+        [len(game.log) for game in venv.games],
+    )
+
+
+@st.composite
+def batched_actions(draw: st.DrawFn, masks: np.ndarray) -> object:
+    """Legal actions for every game, then bent: an entry replaced (out of range, negative,
+    huge, illegal, a float, junk), another dtype, another shape, a masked array, a list."""
+    legal = [int(draw(st.sampled_from(np.flatnonzero(m).tolist()))) for m in masks]
+    bend = draw(st.sampled_from(["none", "entry", "dtype", "shape", "masked", "list", "scalar"]))
+    if bend == "entry":
+        i = draw(st.integers(0, len(legal) - 1))
+        legal[i] = draw(st.one_of(st.integers(-(2**70), 2**70), st.integers(0, 200), _junk))
+        return legal if draw(st.booleans()) else np.array(legal, dtype=object)
+    array = np.array(legal, dtype=np.int64)
+    if bend == "dtype":
+        return array.astype(draw(_dtypes))
+    if bend == "shape":
+        shape = draw(st.sampled_from([(2, 2), (1, 4), (4, 1), (8,), (3,), (0,), (2, 2, 1)]))
+        return np.resize(array, shape)
+    if bend == "masked":
+        return np.ma.array(array, mask=draw(st.lists(st.booleans(), min_size=4, max_size=4)))
+    if bend == "list":
+        return [draw(st.one_of(st.just(a), _junk, st.lists(st.integers(0, 181), max_size=2))) for a in legal]
+    if bend == "scalar":
+        return draw(st.one_of(st.integers(0, 181), _junk))
+    return array
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    variant=st.sampled_from(["xinjiang", "changchun"]),
+    seed=st.integers(0, 40),
+    steps=st.integers(0, 60),
+)
+def test_vector_step_steps_legal_actions_or_raises_value_error_moving_nothing(
+    data, variant: str, seed: int, steps: int
+) -> None:
+    """Constraint 4: `VectorMahjong.step` (compiled engine underneath) with bent action arrays
+    either steps every game with its legal action or raises ValueError, every game, buffer and
+    state unchanged; nothing else escapes."""
+    venv = _vector(variant, seed, steps)
+    before = _snapshot(venv)
+    masks = venv.masks.copy()
+    actions = data.draw(batched_actions(masks))
+    try:
+        venv.step(actions)
+    except ValueError:
+        assert _snapshot(venv) == before
+        return
+    acts = np.asarray(actions).reshape(-1)
+    assert acts.dtype.kind in "iu" and acts.shape == (_VECTOR_GAMES,)
+    assert all(masks[i, a] for i, a in enumerate(acts.tolist()))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), variant=st.sampled_from(["xinjiang", "changchun"]))
+def test_engine_and_aec_step_take_legal_actions_or_raise_value_error(data, variant: str) -> None:
+    """Constraint 4: the engine's `Game.step` and the AEC env's `step` with any action (ids
+    in and out of range, numpy scalars of every dtype, floats, strings, None, lists) step with
+    a legal one or raise ValueError with the state unchanged."""
+    from mahjong_env import changchun_v0, xinjiang_v0
+
+    env = (xinjiang_v0 if variant == "xinjiang" else changchun_v0).env()
+    env.reset(seed=data.draw(st.integers(0, 50)))
+    for _ in range(data.draw(st.integers(0, 30))):  # somewhere into the hand
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        env.step(int(data.draw(st.sampled_from(np.flatnonzero(env.action_mask(agent)).tolist()))))
+    agent = env.agent_selection
+    if env.terminations[agent] or env.truncations[agent]:
+        return
+    legal = np.flatnonzero(env.action_mask(agent)).tolist()
+    action = data.draw(
+        st.one_of(
+            st.integers(-(2**70), 2**70),
+            st.integers(-2, 183),
+            st.builds(lambda a, dtype: np.array(a).astype(dtype)[()], st.sampled_from(legal), _dtypes),
+            st.lists(st.sampled_from(legal), max_size=2),
+            _junk,
+        )
+    )
+    raw = env.unwrapped
+    game = raw.game
+    # the engine and the raw env refuse with ValueError; env() adds PettingZoo's bounds check,
+    # whose refusal of an action outside Discrete(182) is an AssertionError (API.md)
+    for target, refusals in ((game.step, ValueError), (raw.step, ValueError), (env.step, (ValueError, AssertionError))):
+        state, log = raw.state().tobytes(), len(game.log)
+        try:
+            target(action)
+        except refusals:
+            assert (raw.state().tobytes(), len(game.log)) == (state, log)
+            continue
+        assert isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
+        assert action in legal and len(game.log) == log + 1
+        return

@@ -18,6 +18,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from mahjong_env import actions as A
+from mahjong_env.actions import action_int
 from mahjong_env.adapters.picture import table_picture
 from mahjong_env.adapters.wrappers import wrap
 from mahjong_env.engine.state import Phase
@@ -74,12 +75,6 @@ def _integer(value: Any, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     return int(value)
-
-
-def action_int(action: Any) -> int:
-    """An action id as a Python int: a Python or numpy integer (or a 0-d integer array);
-    bools, floats, strings and the rest raise ValueError (range is the legality check's)."""
-    return _integer(action, "action")
 
 
 def validate_dice(dice: Any, count: int, name: str) -> list[int]:

@@ -43,9 +43,10 @@ class BoundsChecked(wrappers.AssertOutOfBoundsWrapper):
         env = self.env
         if action.__class__ is not int or not 0 <= action < A.NUM_ACTIONS:  # else in Discrete(182) for sure
             agent = env.agent_selection
-            assert (action is None and (env.terminations[agent] or env.truncations[agent])) or env.action_space(
-                agent
-            ).contains(action), "action is not in action space"
+            # an int out of range is refused here: Discrete.contains raises OverflowError past int64
+            assert (action is None and (env.terminations[agent] or env.truncations[agent])) or (
+                action.__class__ is not int and env.action_space(agent).contains(action)
+            ), "action is not in action space"
         env.step(action)
 
     def __str__(self) -> str:

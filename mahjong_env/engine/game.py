@@ -298,7 +298,10 @@ class Game:
     # ------------------------------------------------------------------ stepping
 
     def step(self, action: int) -> None:
-        """Apply the mover's action; ``rewards`` then holds each seat's points change (R12)."""
+        """Apply the mover's action; ``rewards`` then holds each seat's points change (R12).
+        A numpy integer is taken as its int; a bool, a float and the rest raise ValueError."""
+        if action.__class__ is not int:
+            action = A.action_int(action)
         legal = self.legal_actions()
         if action not in legal:
             raise ValueError(
