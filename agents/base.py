@@ -10,13 +10,15 @@ code plays in its own process, which receives only these two dicts (`agents.sand
 
 from __future__ import annotations
 
+import random
+import sys
 from typing import Any
 
 import numpy as np
 
 from mahjong_env.variants import get_variant
 
-__all__ = ["Agent", "agent_info"]
+__all__ = ["Agent", "agent_info", "seed_globals"]
 
 
 class Agent:
@@ -43,3 +45,13 @@ def agent_info(env: Any, agent: str) -> dict[str, Any]:
     rule fields (``config``: public, every player knows the rules being played)."""
     raw = env.unwrapped
     return {"view": raw.view(agent), "variant": get_variant(raw.metadata["name"]).name, "config": raw.config.to_dict()}
+
+
+def seed_globals(seed: int) -> None:
+    """Seed Python's, NumPy's global and (if imported) PyTorch's generators: what the tournament
+    does before an entrant plays, in its own process or the coordinator's."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)

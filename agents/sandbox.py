@@ -782,7 +782,7 @@ def _serve(sock: socket.socket) -> None:
     import numpy as np
 
     import agents
-    from agents.tournament.play import seed_globals
+    from agents.base import seed_globals
 
     seated: dict[int, Any] = {}
     while True:

@@ -56,9 +56,7 @@ import functools
 import json
 import math
 import operator
-import random
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -67,7 +65,7 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.base import agent_info
+from agents.base import agent_info, seed_globals
 from agents.sandbox import AgentFault, IsolatedAgent, Sandbox, trusted
 from agents.tournament.schedule import Charge, HandTask
 from mahjong_env import actions as A
@@ -230,15 +228,6 @@ def _env(variant: str, rules: tuple[tuple[str, Any], ...]) -> Any:
         env = get_variant(variant).raw_env(illegal_action="penalize", **dict(rules))
         _ENVS[key] = env
     return env
-
-
-def seed_globals(seed: int) -> None:
-    """Seed Python's, NumPy's global and (if imported) PyTorch's generators."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
 
 
 def _traceback(error: BaseException) -> str:
